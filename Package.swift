@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+// Nucleic: a host for coding agents. See docs/ARCHITECTURE.md for the layers.
+import PackageDescription
+
+let package = Package(
+    name: "Nucleic",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "nucleic", targets: ["nucleic"]),
+        .executable(name: "nucleic-bench", targets: ["nucleic-bench"]),
+        .library(name: "NucleicProtocol", targets: ["NucleicProtocol"]),
+        .library(name: "NucleicAdapters", targets: ["NucleicAdapters"]),
+    ],
+    targets: [
+        // C libraries from Debian packages (libgit2-dev, libsqlite3-dev, libsodium-dev).
+        .systemLibrary(name: "CGit2", pkgConfig: "libgit2", providers: [.apt(["libgit2-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // What Glibc does not import: posix_spawn extras, pidfd, pipe2, prctl (needs _GNU_SOURCE).
+        .target(name: "CShims", cSettings: [.define("_GNU_SOURCE")]),
+
+        .target(name: "NucleicProtocol"),
+        .target(name: "NucleicAdapters", dependencies: ["NucleicProtocol"]),
+        .target(name: "NucleicWire", dependencies: ["NucleicProtocol", "CSodium"]),
+        .target(name: "NucleicStore", dependencies: ["NucleicProtocol", "CSQLite"]),
+        .target(name: "NucleicGit", dependencies: ["CGit2"]),
+        .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "CShims"]),
+        .executableTarget(
+            name: "nucleic",
+            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire"]
+        ),
+        .executableTarget(name: "nucleic-bench", dependencies: ["NucleicProtocol", "NucleicAdapters"]),
+
+        .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol"]),
+        .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol"]),
+        .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime"]),
+        // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicRuntime"]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    guard target.name.hasPrefix("Nucleic") || target.name.hasPrefix("nucleic") || target.name.hasSuffix("Tests") else { continue }
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}
+package.swiftLanguageModes = [.v6]

@@ -1,0 +1,79 @@
+#include "CShims.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+pid_t nucleic_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                    int stdin_fd, int stdout_fd, int stderr_fd, int flags) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    int rc = posix_spawn_file_actions_init(&actions);
+    if (rc != 0) return -rc;
+    rc = posix_spawnattr_init(&attr);
+    if (rc != 0) { posix_spawn_file_actions_destroy(&actions); return -rc; }
+
+    int fds[3] = {stdin_fd, stdout_fd, stderr_fd};
+    for (int target = 0; target < 3 && rc == 0; target++) {
+        if (fds[target] < 0) {
+            rc = posix_spawn_file_actions_addopen(&actions, target, "/dev/null",
+                                                  target == 0 ? O_RDONLY : O_WRONLY, 0);
+        } else {
+            // dup2 onto the same number would keep O_CLOEXEC; the pipes we pass never sit at 0-2.
+            rc = posix_spawn_file_actions_adddup2(&actions, fds[target], target);
+        }
+    }
+    if (rc == 0 && cwd != NULL) rc = posix_spawn_file_actions_addchdir_np(&actions, cwd);
+
+    sigset_t empty, all;
+    sigemptyset(&empty);
+    sigfillset(&all);
+    short attr_flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (flags & NUCLEIC_SPAWN_NEW_SESSION) {
+        attr_flags |= POSIX_SPAWN_SETSID;
+    } else if (flags & NUCLEIC_SPAWN_NEW_PGROUP) {
+        attr_flags |= POSIX_SPAWN_SETPGROUP;
+        if (rc == 0) rc = posix_spawnattr_setpgroup(&attr, 0);
+    }
+    if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &empty);
+    if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &all);
+    if (rc == 0) rc = posix_spawnattr_setflags(&attr, attr_flags);
+
+    pid_t pid = -1;
+    if (rc == 0) {
+        char *const *env = envp ? envp : environ;
+        if (strchr(path, '/') != NULL) rc = posix_spawn(&pid, path, &actions, &attr, argv, env);
+        else rc = posix_spawnp(&pid, path, &actions, &attr, argv, env);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return rc == 0 ? pid : -rc;
+}
+
+int nucleic_pipe_cloexec(int fds[2], int nonblocking) {
+    return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0)) == 0 ? 0 : -errno;
+}
+
+int nucleic_pidfd_open(pid_t pid) {
+    long fd = syscall(SYS_pidfd_open, pid, 0);
+    return fd >= 0 ? (int)fd : -errno;
+}
+
+int nucleic_set_child_subreaper(void) {
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
+void nucleic_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
+int nucleic_wifexited(int status) { return WIFEXITED(status); }
+int nucleic_wexitstatus(int status) { return WEXITSTATUS(status); }
+int nucleic_wifsignaled(int status) { return WIFSIGNALED(status); }
+int nucleic_wtermsig(int status) { return WTERMSIG(status); }

@@ -1,0 +1,4 @@
+/// placeholder replaced below
+public enum JSONValue: Sendable, Hashable {
+    case null
+}
