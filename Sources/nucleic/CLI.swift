@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A command line the user got wrong: printed with the command's usage, exit status 64 (EX_USAGE).
+struct UsageError: Error {
+    let message: String
+    let usage: String
+}
+
+/// A failure the user can act on: printed as `nucleic: <message>`, exit status 1.
+struct CommandError: Error {
+    let message: String
+    var status: Int32 = 1
+}
+
+enum CLI {
+    static let usage = """
+        usage: nucleic <command> [options]
+
+        Commands:
+          events --backend claude|codex [FILE|-]   normalize a raw agent stdout stream (or a fixture) to events
+          version                                  print versions of nucleic and its libraries
+          help [COMMAND]                           show help
+
+        Run `nucleic help COMMAND` for a command's options.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        guard let command = arguments.first else {
+            Output.standardError(usage)
+            return 64
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "events": return try EventsCommand.run(rest)
+            case "version", "--version": return VersionCommand.run()
+            case "help", "--help", "-h":
+                if let topic = rest.first, let text = help(topic) { Output.standardOutput(text) } else { Output.standardOutput(usage) }
+                return 0
+            default:
+                throw UsageError(message: "unknown command '\(command)'", usage: usage)
+            }
+        } catch let error as UsageError {
+            Output.standardError("nucleic: \(error.message)\n\n\(error.usage)")
+            return 64
+        } catch let error as CommandError {
+            Output.standardError("nucleic: \(error.message)")
+            return error.status
+        } catch {
+            Output.standardError("nucleic: \(error)")
+            return 1
+        }
+    }
+
+    static func help(_ command: String) -> String? {
+        switch command {
+        case "events": EventsCommand.usage
+        case "version": "usage: nucleic version"
+        default: nil
+        }
+    }
+}
+
+/// Parses `--flag value`, `--flag=value`, boolean flags and positionals for one command.
+struct ArgumentParser {
+    private(set) var positionals: [String] = []
+    private var options: [String: String] = [:]
+    private var flags: Set<String> = []
+
+    /// - Parameters: `valued` options take a value; `boolean` ones do not. Anything else is an error.
+    init(_ arguments: [String], valued: Set<String>, boolean: Set<String> = [], usage: String) throws {
+        var i = 0
+        var onlyPositionals = false
+        while i < arguments.count {
+            let argument = arguments[i]
+            i += 1
+            if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" { onlyPositionals = true; continue }
+            var name = String(argument.dropFirst(2))
+            var value: String?
+            if let eq = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            if boolean.contains(name) {
+                guard value == nil else { throw UsageError(message: "--\(name) takes no value", usage: usage) }
+                flags.insert(name)
+            } else if valued.contains(name) {
+                if value == nil {
+                    guard i < arguments.count else { throw UsageError(message: "--\(name) needs a value", usage: usage) }
+                    value = arguments[i]
+                    i += 1
+                }
+                options[name] = value
+            } else {
+                throw UsageError(message: "unknown option --\(name)", usage: usage)
+            }
+        }
+    }
+
+    subscript(option: String) -> String? { options[option] }
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+}
+
+enum Output {
+    static func standardOutput(_ text: String) { write(1, text + "\n") }
+    static func standardError(_ text: String) { write(2, text + "\n") }
+
+    static func write(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            bytes = bytes.dropFirst(n)
+        }
+    }
+}
