@@ -1,0 +1,45 @@
+import Testing
+import NucleicAdapters
+
+@Suite struct LineFramerTests {
+    @Test func splitsLinesHoweverTheBytesArrive() {
+        let text = Array("first\nsecond line\n\nthird".utf8)
+        let expected: [LineFramer.Output] = [.line(Array("first".utf8)), .line(Array("second line".utf8)), .line([]), .line(Array("third".utf8))]
+        var whole = LineFramer()
+        var out = whole.feed(text)
+        out += [whole.finish()].compactMap { $0 }
+        #expect(out == expected)
+
+        var bytewise = LineFramer()
+        var bytes: [LineFramer.Output] = []
+        for b in text { bytes += bytewise.feed([b]) }
+        bytes += [bytewise.finish()].compactMap { $0 }
+        #expect(bytes == expected)
+
+        var rng = SeededGenerator(seed: 7)
+        for _ in 0..<200 { #expect(frameInRandomChunks(text, maxChunk: 5, using: &rng) == expected) }
+    }
+
+    @Test func overLimitLinesKeepAPreviewAndTheirLength() {
+        var framer = LineFramer(limit: 10, previewBytes: 4)
+        var out = framer.feed(Array("0123456789ABCDEF".utf8))
+        #expect(out.isEmpty)
+        #expect(framer.pendingByteCount == 16)
+        out = framer.feed(Array("GH\nok\n".utf8))
+        #expect(out == [.overLimit(preview: Array("0123".utf8), byteCount: 18), .line(Array("ok".utf8))])
+    }
+
+    @Test func overLimitAcrossManySmallChunks() {
+        var framer = LineFramer(limit: 8, previewBytes: 3)
+        var out: [LineFramer.Output] = []
+        for b in Array("abcdefghijklmnop\nxy".utf8) { out += framer.feed([b]) }
+        out += [framer.finish()].compactMap { $0 }
+        #expect(out == [.overLimit(preview: Array("abc".utf8), byteCount: 16), .line(Array("xy".utf8))])
+    }
+
+    @Test func aLineExactlyAtTheLimitIsALine() {
+        var framer = LineFramer(limit: 4)
+        #expect(framer.feed(Array("abcd\nabcde\n".utf8)) == [.line(Array("abcd".utf8)), .overLimit(preview: Array("abcd".utf8), byteCount: 5)])
+        #expect(framer.finish() == nil)
+    }
+}
