@@ -87,7 +87,8 @@ extension ClaudeCodec {
                 permissionMode: message["permissionMode"]?.stringValue,
                 tools: (message["tools"]?.arrayValue ?? []).compactMap(\.stringValue)))])
         case "status":
-            guard let status = message["status"]?.stringValue else { return CodecOutput() }
+            // `requesting` is every model call; only other states (compacting, …) are worth a line.
+            guard let status = message["status"]?.stringValue, status != "requesting" else { return CodecOutput() }
             return CodecOutput(events: [.notice(level: .info, message: "Claude is \(status)", code: "status")])
         case "compact_boundary":
             return CodecOutput(events: [.notice(level: .info, message: "Claude compacted the conversation", code: "compacted")])
