@@ -32,18 +32,20 @@ let package = Package(
         .executableTarget(name: "nucleic-bench", dependencies: ["NucleicProtocol", "NucleicAdapters"]),
 
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol"]),
-        .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol"]),
+        // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
+        .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
+        .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicRuntime"]
+            dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicRuntime", "NucleicTestSupport"]
         ),
     ]
 )
 
 for target in package.targets where target.type != .system {
-    guard target.name.hasPrefix("Nucleic") || target.name.hasPrefix("nucleic") || target.name.hasSuffix("Tests") else { continue }
+    guard target.name.hasPrefix("Nucleic") || target.name.hasPrefix("nucleic") || target.name.hasSuffix("Tests") || target.name.hasSuffix("TestSupport") else { continue }
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

@@ -92,6 +92,10 @@ extension ClaudeCodec {
             return CodecOutput(events: [.notice(level: .info, message: "Claude is \(status)", code: "status")])
         case "compact_boundary":
             return CodecOutput(events: [.notice(level: .info, message: "Claude compacted the conversation", code: "compacted")])
+        case "thinking_tokens", "task_started", "task_progress", "task_notification":
+            // Progress of things already reported: thinking (an estimate while it streams) and
+            // the tasks Bash runs in (their start and end are the tool call's).
+            return CodecOutput()
         case "api_retry":
             let attempt = message["attempt"]?.intValue.map { " (attempt \($0))" } ?? ""
             let error = message["error"]?.textOrJSON ?? message["error_status"]?.textOrJSON ?? "an API error"
@@ -135,6 +139,13 @@ extension ClaudeCodec {
     }
 
     private mutating func assistant(_ message: JSONValue) -> [AgentEvent] {
+        // An API failure arrives as a message Claude Code made up itself (model "<synthetic>",
+        // an `error` code); its text is the error, not the assistant's.
+        if let error = message["error"]?.stringValue {
+            let text = Self.text(of: message["message"]?["content"]) ?? "Claude reported \(error)"
+            reportedErrorThisTurn = true
+            return [.notice(level: .error, message: text, code: error)]
+        }
         var events: [AgentEvent] = []
         for block in message["message"]?["content"]?.arrayValue ?? [] {
             switch block["type"]?.stringValue {
@@ -145,9 +156,6 @@ extension ClaudeCodec {
                 events += startTool(id: id, name: name, input: block["input"] ?? .object([:]))
             default: continue
             }
-        }
-        if let error = message["error"]?.stringValue {
-            events.append(.notice(level: .error, message: "Claude reported \(error)", code: error))
         }
         return events
     }
@@ -177,8 +185,10 @@ extension ClaudeCodec {
             stopReason = "interrupted"
         } else if subtype == "success" {
             // A "successful" result that is an error is the model API refusing the turn.
-            stopReason = "api_error"
-            events.append(.notice(level: .error, message: text ?? "the model API returned an error", code: "apiError"))
+            stopReason = message["terminal_reason"]?.stringValue ?? "api_error"
+            if !reportedErrorThisTurn {
+                events.append(.notice(level: .error, message: text ?? "the model API returned an error", code: "apiError"))
+            }
         } else {
             stopReason = subtype.hasPrefix("error_") ? String(subtype.dropFirst(6)) : subtype
             let errors = (message["errors"]?.arrayValue ?? []).map(\.textOrJSON).joined(separator: "; ")
@@ -190,6 +200,7 @@ extension ClaudeCodec {
         approvals = [:]
         approvalOrder = []
         interruptRequested = false
+        reportedErrorThisTurn = false
         deniedToolIDs = []
         events.append(.runFinished(RunFinished(
             isError: isError, stopReason: stopReason, result: text, usage: Self.usage(message["usage"]),

@@ -23,6 +23,8 @@ public struct ClaudeCodec: AgentCodec {
     var nextRequestNumber = 1
     var startedSession = false
     var interruptRequested = false
+    /// The turn's API error was already reported (by the synthetic assistant message).
+    var reportedErrorThisTurn = false
     /// Tool calls started and not yet completed, in start order, with their names.
     var openToolCalls: [(id: String, name: String)] = []
     var startedToolIDs: Set<String> = []

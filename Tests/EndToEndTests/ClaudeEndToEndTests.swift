@@ -2,6 +2,7 @@ import Foundation
 import NucleicAdapters
 import NucleicProtocol
 import NucleicRuntime
+import NucleicTestSupport
 import Testing
 
 /// The real Claude Code CLI (pinned wheel) against the scripted Anthropic mock, driven through
@@ -42,7 +43,7 @@ struct ClaudeEndToEndTests {
         environment["DISABLE_AUTOUPDATER"] = "1"
         let process = try ChildProcess.spawn(
             executable: claude, arguments: manifest.launchArguments(), environment: environment, workingDirectory: repo.path)
-        let ids = CountingApprovalIDs()
+        let ids = CountingIDs()
         let agent = DrivenAgent(process: process, codec: ClaudeCodec(makeApprovalID: { ids.make() }), script: script)
         do {
             try await agent.run(SessionStartOptions(prompt: "[[scenario:\(scenario)]] \(prompt)", cwd: repo.path), runs: runs)
@@ -207,17 +208,5 @@ enum AdapterManifests {
     static func load(_ name: String) throws -> AdapterManifest {
         let text = try String(contentsOfFile: "\(Peers.repoRoot)/Adapters/\(name).json", encoding: .utf8)
         return try AdapterManifest(json: JSONParser.parse(text))
-    }
-}
-
-/// Approval ids counted from 1, so runs are reproducible.
-final class CountingApprovalIDs: @unchecked Sendable {  // mutated only under `lock`
-    private let lock = NSLock()
-    private var next = 0
-    func make() -> ApprovalID {
-        lock.lock(); defer { lock.unlock() }
-        next += 1
-        let digits = String(next)
-        return ApprovalID("00000000-0000-7000-8000-" + String(repeating: "0", count: 12 - digits.count) + digits)
     }
 }
