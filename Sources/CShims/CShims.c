@@ -10,6 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// P_PIDFD is 3 since Linux 5.4; older glibc headers do not name it.
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
 extern char **environ;
 
 pid_t nucleic_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
@@ -21,13 +26,22 @@ pid_t nucleic_spawn(const char *path, char *const argv[], char *const envp[], co
     rc = posix_spawnattr_init(&attr);
     if (rc != 0) { posix_spawn_file_actions_destroy(&actions); return -rc; }
 
+    // A descriptor at 0-2 (a host started with its stdio closed) would be clobbered by an
+    // earlier dup2 or keep O_CLOEXEC when dup2'ed onto itself: move such ones above 2 first.
     int fds[3] = {stdin_fd, stdout_fd, stderr_fd};
+    int moved[3] = {-1, -1, -1};
+    for (int i = 0; i < 3; i++) {
+        if (fds[i] >= 0 && fds[i] < 3) {
+            moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+            if (moved[i] < 0) { rc = errno; break; }
+            fds[i] = moved[i];
+        }
+    }
     for (int target = 0; target < 3 && rc == 0; target++) {
         if (fds[target] < 0) {
             rc = posix_spawn_file_actions_addopen(&actions, target, "/dev/null",
                                                   target == 0 ? O_RDONLY : O_WRONLY, 0);
         } else {
-            // dup2 onto the same number would keep O_CLOEXEC; the pipes we pass never sit at 0-2.
             rc = posix_spawn_file_actions_adddup2(&actions, fds[target], target);
         }
     }
@@ -55,6 +69,7 @@ pid_t nucleic_spawn(const char *path, char *const argv[], char *const envp[], co
     }
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
+    for (int i = 0; i < 3; i++) if (moved[i] >= 0) close(moved[i]);
     return rc == 0 ? pid : -rc;
 }
 
@@ -66,6 +81,21 @@ int nucleic_pidfd_open(pid_t pid) {
     long fd = syscall(SYS_pidfd_open, pid, 0);
     return fd >= 0 ? (int)fd : -errno;
 }
+
+int nucleic_pidfd_send_signal(int pidfd, int sig) {
+    return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0 ? 0 : -errno;
+}
+
+int nucleic_reap_pidfd(int pidfd, int *signaled, int *value) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED) != 0) return -errno;
+    *signaled = (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) ? 1 : 0;
+    *value = info.si_status;
+    return 0;
+}
+
+void nucleic_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 int nucleic_set_child_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -errno;

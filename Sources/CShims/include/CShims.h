@@ -26,6 +26,18 @@ int nucleic_pipe_cloexec(int fds[2], int nonblocking);
 /// pidfd_open(2). Returns the descriptor or -errno.
 int nucleic_pidfd_open(pid_t pid);
 
+/// pidfd_send_signal(2): signals exactly the process behind `pidfd` (never a recycled pid).
+/// Returns 0 or -errno (ESRCH once the process has been reaped).
+int nucleic_pidfd_send_signal(int pidfd, int sig);
+
+/// waitid(P_PIDFD, pidfd, WEXITED): reaps exactly the process behind `pidfd`, blocking until it
+/// has exited. Sets `*signaled` to 1 and `*value` to the signal if it was killed, else to 0 and
+/// the exit code. Returns 0 or -errno (ECHILD: someone else reaped it already).
+int nucleic_reap_pidfd(int pidfd, int *signaled, int *value);
+
+/// Names the calling thread (at most 15 bytes are kept), for `top -H` and debuggers.
+void nucleic_set_thread_name(const char *name);
+
 /// prctl(PR_SET_CHILD_SUBREAPER, 1). Returns 0 or -errno.
 int nucleic_set_child_subreaper(void);
 
