@@ -19,6 +19,7 @@ enum CLI {
         usage: nucleic <command> [options]
 
         Commands:
+          demo [--fixture FILE] [--fast]           replay a recorded agent session, readably
           events --backend claude|codex [FILE|-]   normalize a raw agent stdout stream (or a fixture) to events
           version                                  print versions of nucleic and its libraries
           help [COMMAND]                           show help
@@ -34,6 +35,7 @@ enum CLI {
         let rest = Array(arguments.dropFirst())
         do {
             switch command {
+            case "demo": return try DemoCommand.run(rest)
             case "events": return try EventsCommand.run(rest)
             case "version", "--version": return VersionCommand.run()
             case "help", "--help", "-h":
@@ -56,6 +58,7 @@ enum CLI {
 
     static func help(_ command: String) -> String? {
         switch command {
+        case "demo": DemoCommand.usage
         case "events": EventsCommand.usage
         case "version": "usage: nucleic version"
         default: nil

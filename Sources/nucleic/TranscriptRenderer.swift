@@ -1,0 +1,91 @@
+import NucleicProtocol
+
+/// Events as a person reads them in a terminal: one or a few lines each, partial deltas left out
+/// (the complete text follows them), long outputs cut.
+struct TranscriptRenderer {
+    var maximumOutputLines = 6
+
+    func render(_ event: AgentEvent) -> String? {
+        switch event {
+        case .sessionStarted(let s):
+            let model = s.model.map { " (\($0))" } ?? ""
+            return "▶ \(s.backend)\(model) started in \(s.cwd ?? "?")"
+        case .userInput(let text):
+            return "you › \(text)"
+        case .assistantText(let text, false):
+            return "agent › \(text)"
+        case .reasoning(let text, false):
+            return "  (thinking) \(cut(text, lines: 2))"
+        case .assistantText, .reasoning, .toolCallInputDelta, .toolCallOutputDelta, .usage, .diffUpdated:
+            return nil
+        case .toolCallStarted(let call):
+            return "⚙ \(call.name) \(summary(of: call.input))"
+        case .toolCallCompleted(let result):
+            let mark = result.status == .completed ? "✓" : "✗"
+            let output = result.output.map { $0.isEmpty ? "" : "\n" + indent(cut($0, lines: maximumOutputLines)) } ?? ""
+            return "  \(mark) \(result.status.rawValue)\(result.exitCode.map { " (exit \($0))" } ?? "")\(output)"
+        case .approvalRequested(let a):
+            if let question = a.question {
+                return question.questions.map { q in
+                    "? \(q.question)\n" + q.options.map { "    • \($0.label)\($0.description.map { " — \($0)" } ?? "")" }.joined(separator: "\n")
+                }.joined(separator: "\n")
+            }
+            return "? approval: \(a.toolName) \(summary(of: a.input))  [risk: \(a.risk.rawValue)]"
+        case .approvalResolved(let r):
+            let who = r.decidedBy == "recorded" ? "as recorded" : "by \(r.decidedByLabel ?? r.decidedBy)"
+            return "  → \(describe(r.decision)) \(who)"
+        case .approvalWithdrawn(_, let reason):
+            return "  → approval withdrawn: \(reason)"
+        case .statusChanged(let status, let reason):
+            return "  [\(status.rawValue)\(reason.map { ": \($0)" } ?? "")]"
+        case .runFinished(let run):
+            var parts = [run.isError ? "✗ run ended: \(run.stopReason)" : "■ run finished"]
+            if let usage = run.usage { parts.append("\(usage.inputTokens) in / \(usage.outputTokens) out tokens") }
+            if let cost = run.costUSD { parts.append("$\(cost)") }
+            return parts.joined(separator: " · ")
+        case .notice(let level, let message, _):
+            return "! \(level.rawValue): \(message)"
+        case .error(let code, let message, _):
+            return "!! host error (\(code)): \(message)"
+        case .unknown(let raw):
+            return "  (unknown message) \(cut(raw, lines: 1))"
+        }
+    }
+
+    func describe(_ decision: Decision) -> String {
+        switch decision {
+        case .allow: "allowed"
+        case .allowModified(let input): "allowed with a modified input \(summary(of: input))"
+        case .deny(let message): message.isEmpty ? "denied" : "denied: \(message)"
+        case .cancel: "cancelled"
+        case .answer(let answers): "answered " + answers.keys.sorted().map { "\($0): \(answers[$0]!.joined(separator: ", "))" }.joined(separator: "; ")
+        case .allowAlways(let scope): "allowed always (\(JSONWriter.string(scope.json)))"
+        }
+    }
+
+    /// A tool input in one line: the command or path when there is one, else compact JSON.
+    func summary(of input: JSONValue) -> String {
+        for key in ["command", "cmd", "file_path", "path", "pattern", "url"] {
+            if let value = input[key] {
+                let text = value.arrayValue.map { $0.map(\.textOrJSON).joined(separator: " ") } ?? value.textOrJSON
+                return cut(text, lines: 1)
+            }
+        }
+        return cut(JSONWriter.string(input), lines: 1)
+    }
+
+    private func cut(_ text: String, lines: Int) -> String {
+        var kept = text.split(separator: "\n", omittingEmptySubsequences: false).prefix(lines + 1).map { line -> String in
+            line.count > 160 ? String(line.prefix(160)) + "…" : String(line)
+        }
+        if kept.count > lines {
+            kept = Array(kept.prefix(lines))
+            kept.append("…")
+        }
+        return kept.joined(separator: "\n")
+    }
+
+    private func indent(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")
+    }
+}
