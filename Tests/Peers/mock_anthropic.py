@@ -8,7 +8,8 @@ Binds 127.0.0.1, prints `PORT <n>` as its first stdout line (flushed), then serv
 Endpoints
   POST /v1/messages               stream:true -> Anthropic SSE; otherwise a JSON message
   POST /v1/messages/count_tokens  {"input_tokens": N}
-  HEAD|GET /                      200 (connectivity probes)
+  HEAD <any path>, GET /          200 (the CLI probes HEAD /api/hello unless
+                                  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC is set)
   anything else                   404 {"type":"error","error":{"type":"not_found_error",...}}
 
 Scripting is stateless. The scenario is the token `[[scenario:NAME]]` in the user's first prompt;
@@ -18,9 +19,29 @@ the step is derived from the conversation carried by each request:
 Only "main" requests are scripted: those that carry tools (the agent loop). Requests without
 tools (titles, summaries, other auxiliary calls) get a short canned answer.
 
-Scenarios: plain, tool-allow, deny-continue, modify, ask, two-tools, interrupt, followup,
-api-error, overloaded, partial, edit (see SCENARIOS below). An unknown or missing scenario
-answers like `plain` with a note.
+Scenarios (the names are the contract with the Swift tests and record_claude.py):
+  plain            text "Hello from the mock."
+  tool-allow       Bash `echo hello > hello.txt` (after some text), then a final text
+  deny-continue    Bash `rm -rf build`; after the tool_result, a text quoting it (the denial)
+  modify           Bash `echo original > modified.txt` (the host rewrites it), final text
+  ask              AskUserQuestion (one question, options Red/Blue); final text names the label
+  ask-multi        AskUserQuestion with two questions, the first multiSelect
+  two-tools        one message with Bash `echo one > one.txt` and `echo two > two.txt`
+  interrupt        Bash `echo started > started.txt && sleep 30 && echo slept`
+  interrupt-pending  Bash `rm -rf build` (the host interrupts before deciding); turn 1: text
+  blocked-sleep    Bash `sleep 30`, which the CLI itself refuses
+  readonly-auto    Bash `echo hi from the shell`, which the CLI runs without asking
+  edit             Write <cwd>/notes.txt
+  allow-always     Bash `touch again.txt` in every turn
+  followup         turn 0: "first turn done"; a prompt with [[followup]]: "second turn done"
+  followup-tool    turn 0: text; turn 1: Bash `echo followup > followup.txt`, then "second turn done"
+  api-error        HTTP 500 api_error with `x-should-retry: false` (the CLI gives up at once)
+  overloaded       HTTP 529 overloaded_error with `x-should-retry: false`
+  overloaded-retry HTTP 529 without x-should-retry (the CLI retries; bound it with
+                   CLAUDE_CODE_MAX_RETRIES)
+  invalid-request  HTTP 400 invalid_request_error (the CLI re-sends it 5 times with fallbacks)
+  partial          a thinking block and a text, both in many small deltas
+An unknown or missing scenario answers like plain, with a note.
 
 --log FILE   appends one JSON line per request: {"method","path","scenario","turn","step",
              "stream","tools","model","status","kind"}; kind is main|aux|count_tokens|other.
@@ -208,6 +229,38 @@ def sc_ask(conv):
     return Reply([text("You chose: %s. (tool result: %s)" % (", ".join(chosen) or "nothing", answer))])
 
 
+ASK_MULTI_INPUT = {
+    "questions": [
+        {
+            "question": "Which sizes should the button come in?",
+            "header": "Sizes",
+            "options": [
+                {"label": "Small", "description": "A small button"},
+                {"label": "Medium", "description": "A medium button"},
+                {"label": "Large", "description": "A large button"},
+            ],
+            "multiSelect": True,
+        },
+        {
+            "question": "Which color should the button be?",
+            "header": "Color",
+            "options": [
+                {"label": "Red", "description": "A warm red button"},
+                {"label": "Blue", "description": "A calm blue button"},
+            ],
+            "multiSelect": False,
+        },
+    ]
+}
+
+
+def sc_ask_multi(conv):
+    # Two questions, the first multiSelect.
+    if conv.step == 0:
+        return Reply([tool_use(tid(conv), "AskUserQuestion", ASK_MULTI_INPUT)], "tool_use")
+    return Reply([text("Noted. (tool result: %s)" % results_summary(conv))])
+
+
 def sc_two_tools(conv):
     if conv.step == 0:
         return Reply([text("Two files coming."),
@@ -237,6 +290,13 @@ def sc_blocked_sleep(conv):
 def sc_followup(conv):
     if conv.turn == 0:
         return Reply([text("first turn done")])
+    return Reply([text("second turn done")])
+
+
+def sc_followup_tool(conv):
+    # Like followup, but the second turn runs a Bash command that needs approval.
+    if conv.turn == 0:
+        return Reply([text("first turn done")])
     if conv.step == 0:
         return Reply([bash(tid(conv), "echo followup > followup.txt", "Create followup.txt")], "tool_use")
     return Reply([text("second turn done")])
@@ -256,6 +316,14 @@ def sc_interrupt_pending(conv):
             return Reply([bash(tid(conv), "rm -rf build", "Remove the build directory")], "tool_use")
         return Reply([text("Not reached: the host interrupts first.")])
     return Reply([text("Still here after the interrupt.")])
+
+
+def sc_allow_always(conv):
+    # The same command in both turns: after an allow with updatedPermissions the second one
+    # runs without a can_use_tool.
+    if conv.step == 0:
+        return Reply([bash(tid(conv), "touch again.txt", "Touch again.txt")], "tool_use")
+    return Reply([text("Touched again.txt (turn %d)." % conv.turn)])
 
 
 def sc_api_error(conv):
@@ -301,12 +369,15 @@ SCENARIOS = {
     "deny-continue": sc_deny_continue,
     "modify": sc_modify,
     "ask": sc_ask,
+    "ask-multi": sc_ask_multi,
     "two-tools": sc_two_tools,
     "interrupt": sc_interrupt,
     "blocked-sleep": sc_blocked_sleep,
     "readonly-auto": sc_readonly_auto,
     "interrupt-pending": sc_interrupt_pending,
     "followup": sc_followup,
+    "followup-tool": sc_followup_tool,
+    "allow-always": sc_allow_always,
     "api-error": sc_api_error,
     "overloaded": sc_overloaded,
     "invalid-request": sc_invalid_request,

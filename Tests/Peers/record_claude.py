@@ -193,11 +193,93 @@ def host_eof_midturn(run, msg):
         run.finish()
 
 
+def host_deny_interrupt(run, msg):
+    # deny with interrupt: true is how a host denies and ends the turn (Decision "cancel").
+    if is_permission(msg):
+        run.send(respond(msg["request_id"], {"behavior": "deny", "message": DENIAL, "interrupt": True}))
+    elif is_result(msg):
+        run.finish()
+
+
+def host_permission_error(run, msg):
+    # The host fails to decide: a control_response with subtype "error".
+    if is_permission(msg):
+        run.send({"type": "control_response",
+                  "response": {"subtype": "error", "request_id": msg["request_id"], "error": "host failed to decide"}})
+    elif is_result(msg):
+        run.finish()
+
+
+def host_allow_always(run, msg):
+    # Allow with updatedPermissions = the suggested addRules, destination "session"; the same
+    # command in the follow-up turn then runs without a can_use_tool.
+    if is_permission(msg):
+        rules = [dict(s, destination="session") for s in msg["request"].get("permission_suggestions") or []
+                 if s.get("type") == "addRules"]
+        run.send(respond(msg["request_id"], {"behavior": "allow", "updatedInput": msg["request"]["input"],
+                                             "updatedPermissions": rules}))
+    elif is_result(msg):
+        host_followup(run, msg)
+
+
+def host_ask_multi(run, msg):
+    # Two questions; the multiSelect one is answered with labels joined by ", ".
+    if is_permission(msg):
+        inp = dict(msg["request"]["input"])
+        qs = inp["questions"]
+        inp["answers"] = {qs[0]["question"]: ", ".join([qs[0]["options"][0]["label"], qs[0]["options"][2]["label"]]),
+                          qs[1]["question"]: qs[1]["options"][1]["label"]}
+        run.send(allow(msg, inp))
+    elif is_result(msg):
+        run.finish()
+
+
+def host_queued_prompt(run, msg):
+    # A prompt sent while the turn waits for a decision; the CLI folds it into the running turn.
+    st = run.state
+    if is_permission(msg) and "queued" not in st:
+        st["queued"] = True
+        run.send(user("[[followup]] Also, while you are at it: hello."))
+        run.later(1.0, lambda: run.send(allow(msg)))
+    elif is_permission(msg):
+        run.send(allow(msg))
+    elif is_result(msg):
+        run.later(1.0, run.finish)
+
+
+def host_bad_line(run, msg):
+    # A line that is not JSON, sent after the first result.
+    if is_result(msg):
+        run.send_raw("this is not json")
+        run.later(2.0, run.finish)
+
+
+def setup_resume(run):
+    """Runs a first, unrecorded turn in the same repo and HOME; the recorded run resumes it."""
+    first = Run(Scenario("followup", "Do the first part.", host_allow_all), run.port, run.cli)
+    shutil.rmtree(first.root, ignore_errors=True)
+    first.root, first.home, first.repo = run.root, run.home, run.repo
+    first.run()
+    sid = None
+    for r in first.writer.records:
+        try:
+            msg = json.loads(r["line"])
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and msg.get("type") == "system" and msg.get("subtype") == "init":
+            sid = msg["session_id"]
+    if not sid:
+        raise RuntimeError("resume: the first run reported no session id")
+    return ["--resume", sid]
+
+
 class Scenario:
-    def __init__(self, name, prompt, host, partial=False, env=None, about=""):
+    def __init__(self, name, prompt, host, partial=False, env=None, about="", setup=None, raw_prompt=False):
         self.name, self.prompt, self.host, self.partial = name, prompt, host, partial
         self.env = env or {}
         self.about = about
+        self.setup = setup  # setup(run) -> extra argv, before the recorded process starts
+        self.raw_prompt = raw_prompt  # the prompt is sent as is, without a scenario token
 
 
 SCENARIOS = [
@@ -217,7 +299,9 @@ SCENARIOS = [
     Scenario("interrupt-pending", "Clean the build directory.", host_interrupt_pending,
              about="host interrupts while can_use_tool is unanswered, answers late, follows up"),
     Scenario("followup", "Do the first part.", host_followup,
-             about="two turns in one process; the second uses a tool"),
+             about="two turns in one process"),
+    Scenario("followup-tool", "Do the first part.", host_followup,
+             about="two turns in one process; the second asks for a Bash command"),
     Scenario("api-error", "Say hello.", host_allow_all,
              about="HTTP 500 api_error with x-should-retry: false"),
     Scenario("overloaded", "Say hello.", host_allow_all,
@@ -240,10 +324,29 @@ SCENARIOS = [
              about="host closes stdin while can_use_tool is pending"),
     Scenario("eof-midturn", "Say hello.", host_eof_midturn,
              about="host closes stdin right after system/init, before the answer"),
+    Scenario("deny-interrupt", "Clean the build directory.", host_deny_interrupt,
+             about="deny with interrupt: true ends the turn (error_during_execution)"),
+    Scenario("permission-error", "Create hello.txt containing hello.", host_permission_error,
+             about="the host answers can_use_tool with a control_response subtype error"),
+    Scenario("allow-always", "Touch again.txt.", host_allow_always,
+             about="allow with updatedPermissions (session rule); the follow-up runs it unasked"),
+    Scenario("ask-multi", "Make buttons.", host_ask_multi,
+             about="AskUserQuestion with two questions, one multiSelect"),
+    Scenario("queued-prompt", "Create hello.txt containing hello.", host_queued_prompt,
+             about="a user message sent while can_use_tool is pending joins the running turn"),
+    Scenario("state-events", "Create hello.txt containing hello.", host_allow_all,
+             env={"CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS": "1"},
+             about="CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1: system/session_state_changed"),
+    Scenario("bad-line", "Say hello.", host_bad_line,
+             about="a non-JSON line from the host: the CLI prints an error on stderr and exits 1"),
+    Scenario("resume", "[[followup]] Continue where we left off.", host_allow_all, setup=setup_resume,
+             raw_prompt=True, about="--resume <session id> of a finished first turn, in a new process"),
 ]
 BY_NAME = {s.name: s for s in SCENARIOS}
 # Scenarios whose mock script is borrowed from another one.
-MOCK_SCENARIO = {"partial-tool": "tool-allow",
+MOCK_SCENARIO = {"partial-tool": "tool-allow", "deny-interrupt": "deny-continue",
+                 "permission-error": "tool-allow", "queued-prompt": "tool-allow", "state-events": "tool-allow",
+                 "bad-line": "plain",
                  "eof-pending": "tool-allow", "eof-midturn": "plain"}
 
 
@@ -289,6 +392,14 @@ class Run:
         except (BrokenPipeError, ValueError):
             pass
 
+    def send_raw(self, line):
+        self.log("in", line)
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
     def later(self, delay, action):
         """Run `action()` from the main loop after `delay` seconds."""
         self.timers.append((time.monotonic() + delay, action))
@@ -308,6 +419,11 @@ class Run:
         self.q.put((direction, None))
 
     def run(self):
+        if self.scenario.setup:
+            extra = self.scenario.setup(self)
+            self.argv += extra
+            self.writer.header["argv"] += extra
+            self.t0 = time.monotonic()
         env = base_env(self.home, self.port)
         env.update(self.scenario.env)
         self.proc = subprocess.Popen(self.argv, cwd=self.repo, env=env, stdin=subprocess.PIPE,
@@ -316,8 +432,11 @@ class Run:
         threading.Thread(target=self.reader, args=(self.proc.stdout, "out"), daemon=True).start()
         threading.Thread(target=self.reader, args=(self.proc.stderr, "err"), daemon=True).start()
         self.send(initialize())
-        self.send(user("[[scenario:%s]] %s" % (MOCK_SCENARIO.get(self.scenario.name, self.scenario.name),
-                                               self.scenario.prompt)))
+        if self.scenario.raw_prompt:
+            self.send(user(self.scenario.prompt))
+        else:
+            self.send(user("[[scenario:%s]] %s" % (MOCK_SCENARIO.get(self.scenario.name, self.scenario.name),
+                                                   self.scenario.prompt)))
         deadline = self.t0 + SCENARIO_TIMEOUT
         open_streams = 2
         ok = True
@@ -415,9 +534,7 @@ def make_normalizer(run):
                 ids[key] = "%s-%d" % (field.replace("_id", ""), sum(1 for k in ids if k[0] == field) + 1)
             return m.group(0).replace(value, ids[key])
 
-        out = []
-        for i, r in enumerate(records):
-            line = r["line"]
+        def norm(line):
             for real, fake in paths:
                 line = line.replace(real, fake)
             line = line.replace("127.0.0.1:%d" % run.port, "127.0.0.1:PORT")
@@ -429,7 +546,10 @@ def make_normalizer(run):
             line = TASK_ID_RE.sub(id_sub, line)
             for (field, value), fake in ids.items():
                 line = line.replace(value, fake)
-            out.append({"t": round(i * 0.01, 2), "dir": r["dir"], "line": line})
+            return line
+
+        header = dict(header, argv=[norm(a) for a in header["argv"]])
+        out = [{"t": round(i * 0.01, 2), "dir": r["dir"], "line": norm(r["line"])} for i, r in enumerate(records)]
         return header, out
 
     return normalize
