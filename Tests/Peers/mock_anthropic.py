@@ -41,6 +41,7 @@ Scenarios (the names are the contract with the Swift tests and record_claude.py)
                    CLAUDE_CODE_MAX_RETRIES)
   invalid-request  HTTP 400 invalid_request_error (the CLI re-sends it 5 times with fallbacks)
   partial          a thinking block and a text, both in many small deltas
+  slow             turn 0: a text streamed over ~2 s (to interrupt mid-stream); turn 1: text
 An unknown or missing scenario answers like plain, with a note.
 
 --log FILE   appends one JSON line per request: {"method","path","scenario","turn","step",
@@ -355,6 +356,14 @@ def sc_partial(conv):
                  chunk=6)
 
 
+def sc_slow(conv):
+    # A text streamed slowly (0.25 s between events), for interrupting a turn mid-stream.
+    if conv.turn == 0:
+        return Reply([text("This answer streams slowly, piece by piece, so it can be interrupted.")],
+                     chunk=12, pace=0.25)
+    return Reply([text("Back after the interrupt.")])
+
+
 def sc_edit(conv):
     if conv.step == 0:
         path = os.path.join(conv.cwd() or "/tmp", "notes.txt")
@@ -383,6 +392,7 @@ SCENARIOS = {
     "invalid-request": sc_invalid_request,
     "overloaded-retry": sc_overloaded_retry,
     "partial": sc_partial,
+    "slow": sc_slow,
     "edit": sc_edit,
 }
 

@@ -254,6 +254,20 @@ def host_bad_line(run, msg):
         run.later(2.0, run.finish)
 
 
+def host_interrupt_streaming(run, msg):
+    # Interrupt after the first text delta of a slowly streamed answer, then follow up.
+    st = run.state
+    if (msg.get("type") == "stream_event" and (msg.get("event") or {}).get("type") == "content_block_delta"
+            and "interrupted" not in st):
+        st["interrupted"] = True
+        run.send(interrupt("req_2_interrupt"))
+    elif is_result(msg) and "followup" not in st:
+        st["followup"] = True
+        run.send(user("[[followup]] Go on."))
+    elif is_result(msg):
+        run.finish()
+
+
 def setup_resume(run):
     """Runs a first, unrecorded turn in the same repo and HOME; the recorded run resumes it."""
     first = Run(Scenario("followup", "Do the first part.", host_allow_all), run.port, run.cli)
@@ -339,6 +353,8 @@ SCENARIOS = [
              about="CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1: system/session_state_changed"),
     Scenario("bad-line", "Say hello.", host_bad_line,
              about="a non-JSON line from the host: the CLI prints an error on stderr and exits 1"),
+    Scenario("interrupt-streaming", "Tell me something.", host_interrupt_streaming, partial=True,
+             about="interrupt while the answer is still streaming, then a follow-up"),
     Scenario("resume", "[[followup]] Continue where we left off.", host_allow_all, setup=setup_resume,
              raw_prompt=True, about="--resume <session id> of a finished first turn, in a new process"),
 ]
@@ -346,7 +362,7 @@ BY_NAME = {s.name: s for s in SCENARIOS}
 # Scenarios whose mock script is borrowed from another one.
 MOCK_SCENARIO = {"partial-tool": "tool-allow", "deny-interrupt": "deny-continue",
                  "permission-error": "tool-allow", "queued-prompt": "tool-allow", "state-events": "tool-allow",
-                 "bad-line": "plain",
+                 "bad-line": "plain", "interrupt-streaming": "slow",
                  "eof-pending": "tool-allow", "eof-midturn": "plain"}
 
 
