@@ -46,7 +46,8 @@ An unknown or missing scenario answers like plain, with a note.
 
 --log FILE   appends one JSON line per request: {"method","path","scenario","turn","step",
              "stream","tools","model","status","kind"}; kind is main|aux|count_tokens|other.
---dump DIR   also writes every request body to DIR/NNNN-<kind>.json (for exploring the wire).
+--dump DIR   also writes every request body to DIR/NNNN-<kind>.json and its headers to
+             DIR/NNNN-<kind>.headers.json (for exploring the wire).
 """
 import argparse
 import json
@@ -557,14 +558,14 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         if path == "/v1/messages/count_tokens":
-            self.server.dump("count_tokens", raw)
+            self.server.dump("count_tokens", raw, self.headers)
             conv = Conversation(body or {})
             n = max(1, len(raw) // 4)
             self.record(kind="count_tokens", scenario=conv.scenario, status=200)
             self.send_json(200, {"input_tokens": n})
             return
         if path != "/v1/messages":
-            self.server.dump("other", raw)
+            self.server.dump("other", raw, self.headers)
             self.record(kind="other", status=404)
             self.send_error_json(404, "not_found_error", "mock: no such endpoint %s %s" % (self.command, path))
             return
@@ -574,7 +575,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         conv = Conversation(body)
         kind = "main" if conv.is_main() else "aux"
-        self.server.dump(kind, raw)
+        self.server.dump(kind, raw, self.headers)
         reply = script(conv)
         entry = dict(kind=kind, scenario=conv.scenario, turn=conv.turn, step=conv.step, stream=conv.stream,
                      tools=len(conv.tools), model=conv.model)
@@ -628,7 +629,7 @@ class Server(ThreadingHTTPServer):
             with open(self.log_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(entry, sort_keys=True) + "\n")
 
-    def dump(self, kind, raw):
+    def dump(self, kind, raw, headers=None):
         if not self.dump_dir:
             return
         with self.lock:
@@ -637,6 +638,9 @@ class Server(ThreadingHTTPServer):
         os.makedirs(self.dump_dir, exist_ok=True)
         with open(os.path.join(self.dump_dir, "%04d-%s.json" % (n, kind)), "wb") as f:
             f.write(raw)
+        if headers is not None:
+            with open(os.path.join(self.dump_dir, "%04d-%s.headers.json" % (n, kind)), "w") as f:
+                json.dump(dict(headers.items()), f, indent=1)
 
 
 def main(argv=None):
