@@ -39,6 +39,7 @@ Scenarios (the names are the contract with the Swift tests and record_claude.py)
   overloaded       HTTP 529 overloaded_error with `x-should-retry: false`
   overloaded-retry HTTP 529 without x-should-retry (the CLI retries; bound it with
                    CLAUDE_CODE_MAX_RETRIES)
+  server-error-retry  HTTP 500 without x-should-retry (the CLI retries with backoff)
   invalid-request  HTTP 400 invalid_request_error (the CLI re-sends it 5 times with fallbacks)
   partial          a thinking block and a text, both in many small deltas
   slow             turn 0: a text streamed over ~2 s (to interrupt mid-stream); turn 1: text
@@ -333,6 +334,12 @@ def sc_api_error(conv):
     return Reply(error=(500, "api_error", "mock: scripted api-error", {"x-should-retry": "false"}))
 
 
+def sc_server_error_retry(conv):
+    # A 500 without x-should-retry: the CLI retries with exponential backoff (up to
+    # CLAUDE_CODE_MAX_RETRIES, default 10: minutes). Not recorded; for exploring.
+    return Reply(error=(500, "api_error", "mock: internal server error", {}))
+
+
 def sc_invalid_request(conv):
     # A 400 is not retried as such, but the CLI re-sends the request up to 5 times with fallbacks
     # (no thinking display, then all deferred tools loaded) before it gives up.
@@ -392,6 +399,7 @@ SCENARIOS = {
     "overloaded": sc_overloaded,
     "invalid-request": sc_invalid_request,
     "overloaded-retry": sc_overloaded_retry,
+    "server-error-retry": sc_server_error_retry,
     "partial": sc_partial,
     "slow": sc_slow,
     "edit": sc_edit,
