@@ -86,7 +86,7 @@ public enum Codecs {
     public static func make(_ name: String, makeApprovalID: @escaping @Sendable () -> ApprovalID = { ApprovalID.make() }) -> (any AgentCodec)? {
         switch name {
         case "claude": ClaudeCodec(makeApprovalID: makeApprovalID)
-        // case "codex": CodexCodec(makeApprovalID: makeApprovalID)  -- enabled when the Codex codec lands
+        case "codex": CodexCodec(makeApprovalID: makeApprovalID)
         default: nil
         }
     }

@@ -37,7 +37,7 @@ extension AgentCodec {
     public func overLimit(preview: [UInt8], byteCount: Int) -> CodecOutput {
         CodecOutput(events: [.error(
             code: "lineTooLong",
-            message: "an agent line of \(byteCount) bytes is over the \(LineFramer.defaultLimit >> 20) MiB limit; it is kept in the raw journal and was not decoded",
+            message: "an agent line of \(byteCount) bytes is over the line limit; it was not decoded (the raw journal keeps it whole)",
             preview: Preview.text(preview))])
     }
 

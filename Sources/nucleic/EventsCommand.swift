@@ -17,7 +17,20 @@ enum EventsCommand {
 
         Options:
           --backend claude|codex   the protocol the stream speaks (a fixture names its own)
+
+        Environment:
+          NUCLEIC_MAX_LINE_BYTES   the longest agent line decoded (default 64 MiB); longer lines
+                                   become `lineTooLong` errors
         """
+
+    /// The line limit: 64 MiB unless `NUCLEIC_MAX_LINE_BYTES` says otherwise.
+    static func lineLimit() throws -> Int {
+        guard let raw = getenv("NUCLEIC_MAX_LINE_BYTES").map({ String(cString: $0) }) else { return LineFramer.defaultLimit }
+        guard let limit = Int(raw), limit > 0 else {
+            throw CommandError(message: "NUCLEIC_MAX_LINE_BYTES must be a positive number of bytes, not '\(raw)'", status: 64)
+        }
+        return limit
+    }
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: ["backend"], usage: usage)
@@ -31,7 +44,7 @@ enum EventsCommand {
         defer { if fd != 0 { close(fd) } }
 
         var session = EventStream(backend: parsed["backend"], usage: usage)
-        var framer = LineFramer()
+        var framer = LineFramer(limit: try lineLimit())
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }

@@ -207,3 +207,13 @@ public enum RawCounts {
     }
 }
 
+
+/// The built `nucleic` executable the tests run: beside the test bundle (same build folder and
+/// configuration), else the checkout's debug build.
+public enum NucleicBinary {
+    public static let path: String = {
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("nucleic").path
+        if FileManager.default.isExecutableFile(atPath: besideTests) { return besideTests }
+        return Fixture.root.deletingLastPathComponent().appendingPathComponent(".build/debug/nucleic").path
+    }()
+}

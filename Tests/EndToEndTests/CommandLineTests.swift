@@ -1,0 +1,117 @@
+import Foundation
+import NucleicProtocol
+import NucleicRuntime
+import NucleicTestSupport
+import Testing
+
+/// The built `nucleic` binary, run as a user runs it.
+@Suite struct CommandLineTests {
+    struct Run {
+        var status: ChildProcess.ExitStatus
+        var stdout: String
+        var stderr: String
+    }
+
+    func nucleic(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) async throws -> Run {
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: arguments, environment: env)
+        async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
+        async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
+        // Stdin is written while the outputs drain, so a large input cannot deadlock on full pipes.
+        if !stdin.isEmpty { try? await process.write(stdin) }
+        process.closeStdin()
+        let (o, e) = await (out, err)
+        return Run(status: await process.wait(), stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    func golden(_ name: String) throws -> String {
+        try String(contentsOf: Fixture.root.deletingLastPathComponent().appendingPathComponent("Tests/EndToEndTests/Golden/\(name)"), encoding: .utf8)
+    }
+
+    func events(_ stdout: String) throws -> [SequencedEvent] {
+        try stdout.split(separator: "\n").map { try SequencedEvent(json: JSONParser.parse(String($0))) }
+    }
+
+    @Test func helpIsAsDocumented() async throws {
+        for (args, file) in [(["help"], "help.txt"), (["help", "events"], "help-events.txt"), (["help", "demo"], "help-demo.txt")] {
+            let run = try await nucleic(args)
+            #expect(run.status == .exited(0))
+            #expect(run.stdout == (try golden(file)), "nucleic \(args.joined(separator: " ")) differs from Golden/\(file)")
+        }
+    }
+
+    @Test(arguments: [
+        (["frobnicate"], "unknown command 'frobnicate'"),
+        (["events", "--backend"], "--backend needs a value"),
+        (["events", "--backend", "gpt"], "unknown backend 'gpt'"),
+        (["events", "--colour"], "unknown option --colour"),
+        (["events", "a", "b"], "give at most one FILE"),
+        (["demo", "--fast=yes"], "--fast takes no value"),
+    ])
+    func usageErrorsExit64WithTheUsage(_ args: [String], _ message: String) async throws {
+        let run = try await nucleic(args)
+        #expect(run.status == .exited(64))
+        #expect(run.stderr.contains(message), "\(run.stderr)")
+        #expect(run.stderr.contains("usage: nucleic"))
+        #expect(run.stdout.isEmpty)
+    }
+
+    @Test func noArgumentsPrintsTheUsage() async throws {
+        let run = try await nucleic([])
+        #expect(run.status == .exited(64) && run.stderr.contains("usage: nucleic <command>"))
+    }
+
+    @Test func eventsFromAFixtureFileNumberFromOne() async throws {
+        let fixture = try Fixture.named("claude", "two-tools")
+        let run = try await nucleic(["events", Fixture.root.appendingPathComponent("claude/two-tools.jsonl").path])
+        #expect(run.status == .exited(0), "\(run.stderr)")
+        let events = try events(run.stdout)
+        #expect(events.map(\.seq) == Array(1...Int64(events.count)))
+        let counts = EventCounts(events.map(\.event))
+        let raw = RawCounts.claude(fixture.outLines)
+        #expect(counts.approvalsRequested == raw.approvalsRequested && counts.toolCallsStarted == raw.toolCallsStarted && counts.runs == raw.runs)
+        #expect(events.filter { $0.event.kind == "approvalResolved" }.count == 2)
+    }
+
+    @Test func eventsFromStandardInputKeepGoingPastBadLines() async throws {
+        let fixture = try Fixture.named("claude", "tool-allow")
+        var lines = fixture.outLines
+        lines.insert("this is not json", at: 2)
+        lines.insert(#"{"type":"assistant","message":{"content":[{"type":"text","text":"trunc"#, at: 4)
+        lines.insert(#"{"type":"brand_new_thing","x":1}"#, at: 5)
+        let run = try await nucleic(["events", "--backend", "claude", "-"], stdin: Array((lines.joined(separator: "\n") + "\n").utf8))
+        #expect(run.status == .exited(0), "\(run.stderr)")
+        let kinds = try events(run.stdout).map(\.event.kind)
+        #expect(kinds.filter { $0 == "error" }.count == 2)
+        #expect(kinds.filter { $0 == "unknown" }.count == 1)
+        #expect(kinds.last == "runFinished")
+        #expect(kinds.contains("toolCallCompleted"))
+    }
+
+    @Test func anOverLimitLineIsAnErrorEventAndReadingGoesOn() async throws {
+        let big = #"{"type":"assistant","message":{"content":[{"type":"text","text":""# + String(repeating: "x", count: 300_000) + #""}]}}"#
+        let input = [big, #"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#].joined(separator: "\n") + "\n"
+        let run = try await nucleic(["events", "--backend", "claude"], stdin: Array(input.utf8), environment: ["NUCLEIC_MAX_LINE_BYTES": "100000"])
+        #expect(run.status == .exited(0), "\(run.stderr)")
+        let events = try events(run.stdout)
+        guard case .error(let code, let message, let preview)? = events.first?.event else { Issue.record("\(events)"); return }
+        #expect(code == "lineTooLong" && message.contains("\(big.utf8.count) bytes"))
+        #expect(preview?.hasPrefix(#"{"type":"assistant""#) == true)
+        #expect(events.last?.event.kind == "runFinished")
+    }
+
+    @Test func aMissingFileIsAClearError() async throws {
+        let run = try await nucleic(["events", "--backend", "codex", "/nonexistent/stream.jsonl"])
+        #expect(run.status == .exited(1))
+        #expect(run.stderr == "nucleic: cannot read /nonexistent/stream.jsonl: No such file or directory\n")
+    }
+
+    @Test func theDemoShowsTheRecordedSession() async throws {
+        let run = try await nucleic(["demo", "--fast"])
+        #expect(run.status == .exited(0), "\(run.stderr)")
+        for expected in ["? approval: Bash echo hello > hello.txt", "→ allowed as recorded", "■ run finished"] {
+            #expect(run.stdout.contains(expected), "\(run.stdout)")
+        }
+    }
+}
