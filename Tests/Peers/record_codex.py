@@ -454,22 +454,63 @@ def setup_resume(cx):
     return tid
 
 
-# name -> (function, extra -c config, note)
+def _messages(lines):
+    """(dir, parsed message) of a normalized fixture's JSON lines."""
+    out = []
+    for l in lines[1:]:
+        r = json.loads(l)
+        if r["dir"] != "err":
+            out.append((r["dir"], json.loads(r["line"])))
+    return out
+
+
+def _index(msgs, pred):
+    return next((i for i, (d, m) in enumerate(msgs) if pred(m)), -1)
+
+
+def canonical_declined(lines):
+    # After a decline / cancel, item/completed (declined) races with thread/status/changed.
+    msgs = _messages(lines)
+    done = _index(msgs, lambda m: m.get("method") == "item/completed" and m["params"]["item"]["type"] == "commandExecution")
+    resolved = _index(msgs, lambda m: m.get("method") == "serverRequest/resolved")
+    return done == resolved + 1
+
+
+def canonical_no_output_delta(lines):
+    # A command that ends at once may or may not have its output streamed as outputDelta.
+    return not any(m.get("method") == "item/commandExecution/outputDelta" for d, m in _messages(lines))
+
+
+def canonical_two_tools(lines):
+    # Codex starts the two parallel calls in either order; keep the recording where call _0 asks first.
+    reqs = [m for d, m in _messages(lines) if m.get("method") == "item/commandExecution/requestApproval"]
+    return len(reqs) == 2 and reqs[0]["params"]["itemId"].endswith("_0")
+
+
+def canonical_question(lines):
+    # thread/settings/updated (collaboration mode changed) races with the turn/start response.
+    order = [m.get("method") or "response:%s" % m.get("id") for d, m in _messages(lines) if d == "out"]
+    return order.index("thread/settings/updated") < order.index("response:3")
+
+
+# name -> (function, extra -c config[, canonical(lines) -> bool])
+# A scenario with a canonical predicate is re-recorded (a few times at most) until the predicate
+# holds, for races inside Codex that no host-side waiting can settle.
 SCENARIOS = {
     "plain": (sc_plain, ()),
     "tool-allow": (sc_tool_allow, ()),
-    "deny-continue": (sc_deny_continue, ()),
-    "cancel": (sc_cancel, ()),
+    "deny-continue": (sc_deny_continue, (), canonical_declined),
+    "cancel": (sc_cancel, (), canonical_declined),
     "session-accept": (sc_session_accept, ()),
     "file-change": (sc_file_change, ()),
     "interrupt": (sc_interrupt, ()),
     "followup": (sc_followup, ()),
     "api-error": (sc_api_error, ()),
     "stream-error": (sc_stream_error, ("model_providers.mock.stream_max_retries=1",)),
-    "two-tools": (sc_two_tools, ()),
+    "two-tools": (sc_two_tools, (), canonical_two_tools),
     "reasoning": (sc_reasoning, ()),
-    "question": (sc_question, ()),
-    "exec-fail": (sc_exec_fail, ()),
+    "question": (sc_question, (), canonical_question),
+    "exec-fail": (sc_exec_fail, (), canonical_no_output_delta),
     "output-stream": (sc_output_stream, ()),
     "sandbox-denied": (sc_sandbox_denied, ()),
     "protocol-errors": (sc_protocol_errors, ()),
@@ -490,6 +531,37 @@ MS_RE = re.compile(r'"(emittedAtMs|startedAtMs|completedAtMs|updatedAtMs|created
 S_RE = re.compile(r'"(createdAt|updatedAt|recencyAt|startedAt|completedAt|sectionEnteredAt)":\d+')
 DURATION_RE = re.compile(r'"(durationMs)":\d+')
 PID_RE = re.compile(r'"(processId|pid)":"?(\d+)"?')
+
+
+# stderr lines whose presence depends on timing (not on the scenario): dropped from fixtures.
+RACY_ERR = (
+    # after an interrupt, a still-running command's end races with the shutdown at stdin EOF
+    "failed to record rollout items",
+)
+
+
+def _racy_err(record):
+    return record["dir"] == "err" and any(s in record["line"] for s in RACY_ERR)
+
+
+def canonical_order(records):
+    """Stdout and stderr are two pipes with no order between them, so err lines get canonical places:
+    those that came before Codex's first stdout line go first (startup noise, however late it was
+    relative to the host's first message); later ones go at the end of their stretch between two
+    host messages, after its out lines. Each direction keeps its own order."""
+    first_out = next((i for i, r in enumerate(records) if r["dir"] == "out"), len(records))
+    startup = [r for r in records[:first_out] if r["dir"] == "err"]
+    rest = [r for r in records[:first_out] if r["dir"] != "err"] + records[first_out:]
+    out, stretch_out, stretch_err = list(startup), [], []
+    for r in rest:
+        if r["dir"] == "in":
+            out += stretch_out + stretch_err + [r]
+            stretch_out, stretch_err = [], []
+        elif r["dir"] == "out":
+            stretch_out.append(r)
+        else:
+            stretch_err.append(r)
+    return out + stretch_out + stretch_err
 
 
 class Normalizer:
@@ -532,6 +604,7 @@ class Normalizer:
         header = dict(header)
         header["argv"] = [self.line(a, 0) for a in header["argv"]]
         header["argv"][0] = "codex"
+        records = canonical_order([r for r in records if not _racy_err(r)])
         out = []
         for i, r in enumerate(records):
             line = self.line(r["line"], i)
@@ -562,9 +635,26 @@ def make_root():
     return root
 
 
+ATTEMPTS = 12
+
+
 def record(name, codex, mock, verbose=False, keep=False):
-    """Records one scenario; returns (fixture lines, seconds)."""
-    func, extra = SCENARIOS[name]
+    """Records one scenario (until its canonical predicate holds); returns (fixture lines, seconds)."""
+    entry = SCENARIOS[name]
+    canonical = entry[2] if len(entry) > 2 else None
+    started = time.monotonic()
+    for attempt in range(ATTEMPTS if canonical else 1):
+        lines, _ = record_once(name, codex, mock, verbose, keep)
+        if canonical is None or canonical(lines):
+            return lines, time.monotonic() - started
+        if verbose:
+            sys.stderr.write("%s: not the canonical interleaving, recording again\n" % name)
+    raise RuntimeError("no canonical recording of %s in %d attempts" % (name, ATTEMPTS))
+
+
+def record_once(name, codex, mock, verbose=False, keep=False):
+    """Records one scenario once; returns (fixture lines, seconds)."""
+    func, extra = SCENARIOS[name][:2]
     root = make_root()
     started = time.monotonic()
     try:
