@@ -423,7 +423,7 @@ def sc_protocol_errors(cx):
     # Requests before initialize, unknown methods, garbage lines, an answer to an unknown id.
     cx.send({"id": "early", "method": "thread/start", "params": {"cwd": cx.repo}}, settle=False)
     cx.wait_for(lambda m: m.get("id") == "early")
-    cx.handshake()
+    cx.handshake(experimental=False)  # so that collaborationMode below is refused
     cx.send({"id": "unknown", "method": "no/such/method", "params": {}})
     cx.wait_for(lambda m: m.get("id") == "unknown")
     cx.send_raw("this is not json")
