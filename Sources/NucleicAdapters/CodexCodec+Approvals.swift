@@ -165,13 +165,13 @@ extension CodexCodec {
         observedDenyMessage = nil
         let id = RPCID(message["id"])
         if let method = message["method"]?.stringValue {
-            guard case .int(let number)? = id else { return CodecOutput() }  // `initialized`
-            nextRequestID = max(nextRequestID, number &+ 1)
+            guard let id else { return CodecOutput() }  // `initialized`
+            if case .int(let number) = id { nextRequestID = max(nextRequestID, number &+ 1) }
             let params = message["params"] ?? .null
             let text = Self.inputText(params["input"])
-            _ = requests.resolve(number)
-            requests.add(number, method: method, now: now, timeoutMS: requestTimeoutMS)
-            sent[number] = SentRequest(method: method, text: text)
+            _ = requests.resolve(id)
+            requests.add(id, method: method, now: now, timeoutMS: requestTimeoutMS)
+            sent[id] = SentRequest(method: method, text: text)
             switch method {
             case "initialize":
                 if handshake == .notStarted { handshake = .initializing }

@@ -27,13 +27,13 @@ extension CodexCodec {
     // MARK: Replies to the host's requests
 
     private mutating func response(_ id: RPCID?, _ message: JSONValue, _ line: [UInt8], now: Timestamp) throws(ShapeError) -> CodecOutput {
-        guard case .int(let number)? = id, let sentRequest = sent.removeValue(forKey: number) else {
+        guard let id, let sentRequest = sent.removeValue(forKey: id) else {
             if let error = message["error"] {
                 return CodecOutput(events: [.notice(level: .warning, message: "Codex reported an error for a request the host did not send: \(Self.errorMessage(error))", code: "requestFailed")])
             }
             return CodecOutput(events: [.unknown(raw: String(decoding: line, as: UTF8.self))])
         }
-        _ = requests.resolve(number)
+        _ = requests.resolve(id)
         if let error = message["error"] { return requestFailed(sentRequest, error) }
         let result = message["result"] ?? .null
         switch sentRequest.method {
@@ -100,7 +100,7 @@ extension CodexCodec {
         "thread/started", "thread/status/changed", "thread/readState/changed", "thread/settings/updated",
         "thread/name/updated", "account/rateLimits/updated", "account/updated", "remoteControl/status/changed",
         "item/reasoning/summaryPartAdded", "mcpServer/startupStatus/updated", "skills/changed", "app/list/updated",
-        "turn/plan/updated", "thread/compacted", "fs/changed",
+        "turn/plan/updated", "thread/compacted", "fs/changed", "thread/goal/updated", "thread/goal/cleared",
     ]
 
     private mutating func notification(_ method: String, _ params: JSONValue, _ line: [UInt8]) throws(ShapeError) -> [AgentEvent] {
@@ -165,7 +165,13 @@ extension CodexCodec {
     private mutating func tokenUsage(_ params: JSONValue) -> [AgentEvent] {
         guard let total = Self.usage(params["tokenUsage"]?["total"]) else { return [] }
         threadUsage = total
-        if let last = Self.usage(params["tokenUsage"]?["last"]) { turnUsageSum = Self.sum(turnUsageSum, last) }
+        if let turnID = params["turnId"]?.stringValue, turnID == activeTurnID {
+            if let last = Self.usage(params["tokenUsage"]?["last"]) { turnUsageSum = Self.sum(turnUsageSum, last) }
+        } else {
+            // Not the running turn's: a resumed thread's restored total (Codex sends it with the
+            // last turn's id right after thread/resume). It is where the next turn starts from.
+            usageAtTurnStart = total
+        }
         return [.usage(total)]
     }
 

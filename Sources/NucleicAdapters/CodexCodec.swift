@@ -61,9 +61,9 @@ public struct CodexCodec: AgentCodec {
     var model: String?
     var nextRequestID: Int64 = 1
     /// Deadlines of the host's requests.
-    var requests = PendingRequests<Int64>()
+    var requests = PendingRequests<RPCID>()
     /// What each host request was, kept past its deadline so that a late reply is still understood.
-    var sent: [Int64: SentRequest] = [:]
+    var sent: [RPCID: SentRequest] = [:]
     /// Items seen in the current turns, by item id.
     var items: [String: Item] = [:]
     /// Tool item ids started and not completed, in start order.
@@ -171,8 +171,8 @@ public struct CodexCodec: AgentCodec {
     mutating func request(_ method: String, _ params: JSONValue, text: String? = nil, now: Timestamp) -> String {
         let id = nextRequestID
         nextRequestID &+= 1
-        requests.add(id, method: method, now: now, timeoutMS: requestTimeoutMS)
-        sent[id] = SentRequest(method: method, text: text)
+        requests.add(.int(id), method: method, now: now, timeoutMS: requestTimeoutMS)
+        sent[.int(id)] = SentRequest(method: method, text: text)
         return JSONWriter.string(JSONValue.object(["id": .int(id), "method": .string(method), "params": params]))
     }
 
@@ -210,8 +210,9 @@ public struct CodexCodec: AgentCodec {
     }
 }
 
-/// A JSON-RPC id: Codex numbers its own requests; the protocol also allows strings.
-enum RPCID: Hashable, Sendable {
+/// A JSON-RPC id: Codex and this codec use integers; the protocol also allows strings (a
+/// recorded host may use them).
+enum RPCID: Hashable, Sendable, CustomStringConvertible {
     case int(Int64)
     case string(String)
 
@@ -229,6 +230,13 @@ enum RPCID: Hashable, Sendable {
         switch self {
         case .int(let i): .int(i)
         case .string(let s): .string(s)
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .int(let i): String(i)
+        case .string(let s): "\"\(s)\""
         }
     }
 }

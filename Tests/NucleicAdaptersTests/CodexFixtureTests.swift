@@ -1,0 +1,252 @@
+import NucleicAdapters
+import NucleicProtocol
+import Testing
+
+/// Every recorded Codex fixture (Fixtures/codex, from the real CLI 0.163.0 against
+/// Tests/Peers/mock_openai.py) through the codec: the agent's lines received, the recorded host's
+/// lines observed. Every test compares the events with counts read from the raw lines by the
+/// independent reader below, so no golden file only confirms the codec with itself.
+@Suite struct CodexFixtureTests {
+    static let fixtures = (try? Fixture.all("codex")) ?? []
+    static let zero = Timestamp(millisecondsSince1970: 0)
+
+    func replay(_ fixture: Fixture) -> [AgentEvent] {
+        let ids = CountingIDs()
+        var codec = CodexCodec(makeApprovalID: { ids.make() })
+        return fixture.replay(&codec)
+    }
+
+    @Test func fixturesAreCodexRecordings() {
+        #expect(Self.fixtures.allSatisfy { $0.backend == "codex" })
+    }
+
+    @Test(arguments: fixtures.map(\.name))
+    func countsMatchTheRawLines(_ name: String) throws {
+        let fixture = try Fixture.named("codex", name)
+        let events = replay(fixture)
+        let counts = EventCounts(events)
+        let raw = RawCodex(fixture)
+        #expect(counts.approvalsRequested == raw.approvals, "\(counts) vs raw \(raw)")
+        #expect(counts.toolCallsStarted == raw.started, "\(counts) vs raw \(raw)")
+        #expect(counts.toolCallsCompleted == raw.completed, "\(counts) vs raw \(raw)")
+        #expect(counts.runs == raw.runs.map { $0 != "completed" }, "\(counts) vs raw \(raw)")
+        #expect(counts.errors == 0, "\(events.filter { $0.kind == "error" })")
+
+        // Each tool call starts once and completes once, after its start.
+        #expect(Set(counts.toolCallsStarted).count == counts.toolCallsStarted.count)
+        for id in counts.toolCallsStarted {
+            let start = events.firstIndex { if case .toolCallStarted(let c) = $0 { c.toolCallID == id } else { false } }
+            let end = events.firstIndex { if case .toolCallCompleted(let r) = $0 { r.toolCallID == id } else { false } }
+            #expect(start != nil && end != nil && start! < end!, "\(id) completes after it starts")
+        }
+
+        // Each run's stop reason follows its turn's status.
+        let runs = events.compactMap { if case .runFinished(let r) = $0 { r } else { nil } }
+        for (run, status) in zip(runs, raw.runs) {
+            switch status {
+            case "completed": #expect(run.stopReason == "end_turn" && !run.isError)
+            case "interrupted": #expect(run.stopReason == "interrupted" && run.isError)
+            case "refused": #expect(run.stopReason == "failed" && run.isError)
+            default: #expect(["failed", "api_error"].contains(run.stopReason) && run.isError, "\(run)")
+            }
+        }
+
+        // Each approval ends: resolved by a recorded answer, or withdrawn.
+        let requested = events.compactMap { if case .approvalRequested(let a) = $0 { a.id } else { nil } }
+        let resolved = events.compactMap { if case .approvalResolved(let r) = $0 { r.approvalID } else { nil } }
+        let withdrawn = events.compactMap { if case .approvalWithdrawn(let id, _) = $0 { id } else { nil } }
+        #expect(resolved.count == raw.answers, "\(resolved.count) resolved vs \(raw.answers) recorded answers")
+        if !raw.runs.isEmpty { #expect(requested.sorted() == (resolved + withdrawn).sorted()) }
+
+        // Each prompt the host sent shows once; Codex's echoes of it do not.
+        #expect(events.filter { $0.kind == "userInput" }.count == raw.prompts)
+        #expect(events.filter { $0.kind == "sessionStarted" }.count == raw.threads)
+        // Whatever the codec does not know is kept verbatim.
+        for case .unknown(let line) in events { #expect(fixture.outLines.contains(line)) }
+    }
+
+    @Test(arguments: fixtures.map(\.name))
+    func wholeByteByByteAndRandomChunksGiveTheSameEvents(_ name: String) throws {
+        let fixture = try Fixture.named("codex", name)
+        // The host lines observed before each agent line, so that framed replays interleave them
+        // where the recording has them.
+        var hostBefore: [[String]] = [[]]
+        for record in fixture.records {
+            switch record.direction {
+            case "out": hostBefore.append([])
+            case "in": hostBefore[hostBefore.count - 1].append(record.line)
+            default: break
+            }
+        }
+        let stream: [UInt8] = fixture.outLines.flatMap { line -> [UInt8] in Array(line.utf8) + [0x0A] }
+        func decode(_ outputs: [LineFramer.Output]) -> [AgentEvent] {
+            let ids = CountingIDs()
+            var codec = CodexCodec(makeApprovalID: { ids.make() })
+            var events: [AgentEvent] = []
+            for (index, output) in outputs.enumerated() {
+                for line in hostBefore[index] { events += codec.observeHostLine(Array(line.utf8), now: Self.zero).events }
+                guard case .line(let line) = output else { continue }
+                events += codec.receive(line: line, now: Self.zero).events
+            }
+            for line in hostBefore[outputs.count...].joined() { events += codec.observeHostLine(Array(line.utf8), now: Self.zero).events }
+            return events
+        }
+        let expected = replay(fixture)
+        #expect(!expected.isEmpty)
+        var whole = LineFramer()
+        #expect(decode(whole.feed(stream)) == expected)
+        var rng = SeededGenerator(seed: UInt64(truncatingIfNeeded: name.utf8.reduce(5381) { ($0 << 5) &+ $0 &+ Int($1) }))
+        #expect(decode(frameInRandomChunks(stream, maxChunk: 1, using: &rng)) == expected)
+        for _ in 0..<5 { #expect(decode(frameInRandomChunks(stream, maxChunk: 4096, using: &rng)) == expected) }
+    }
+
+    /// A codec that drives the session from the recording's own start (its cwd, model, policy,
+    /// first prompt) writes the handshake the recorder wrote.
+    @Test(arguments: fixtures.map(\.name))
+    func aDrivingCodecWritesTheRecordedHandshake(_ name: String) throws {
+        let fixture = try Fixture.named("codex", name)
+        let host = fixture.inLines.map { (try? JSONParser.parse($0)) ?? .null }
+        guard host.count >= 4, host[0]["method"] == "initialize", host[0]["id"] == 1, host[1]["method"] == "initialized",
+            host[2]["method"] == "thread/start", host[2]["id"] == 2, host[3]["method"] == "turn/start", host[3]["id"] == 3,
+            host[3]["params"]?["collaborationMode"] == nil, host[2]["params"]?["cwd"]?.stringValue != nil
+        else { return }  // a scenario that starts some other way (protocol errors, resume)
+        var codec = CodexCodec()
+        let params = host[2]["params"] ?? .null
+        codec.approvalPolicy = params["approvalPolicy"]?.stringValue ?? codec.approvalPolicy
+        codec.sandbox = params["sandbox"]?.stringValue ?? codec.sandbox
+        let prompt = host[3]["params"]?["input"]?[0]?["text"]?.stringValue
+        var written = codec.start(SessionStartOptions(
+            prompt: prompt, cwd: params["cwd"]?.stringValue ?? "", model: params["model"]?.stringValue), now: Self.zero).lines
+        for line in fixture.outLines {
+            written += codec.receive(line: line, now: Self.zero).lines
+            if written.count >= 4 { break }
+        }
+        let ours = try written.prefix(4).map { try JSONParser.parse($0) }
+        #expect(ours.map { $0["method"] } == host.prefix(4).map { $0["method"] })
+        #expect(ours.map { $0["id"] } == host.prefix(4).map { $0["id"] })
+        #expect(ours[2]["params"] == host[2]["params"])
+        #expect(ours[3]["params"]?["input"]?[0]?["text"] == host[3]["params"]?["input"]?[0]?["text"])
+        #expect(ours[3]["params"]?["threadId"] == host[3]["params"]?["threadId"])
+        #expect(codec.handshake == .ready)
+    }
+
+    @Test func everyTruncationOfEveryLineNeverCrashes() {
+        var seen: Set<String> = []  // the handshake lines repeat across fixtures: cut each once
+        for fixture in Self.fixtures {
+            var codec = CodexCodec()
+            for record in fixture.records where record.direction != "err" {
+                let bytes = Array(record.line.utf8)
+                if seen.insert(record.direction + record.line).inserted {
+                    for cut in 0..<bytes.count {
+                        let prefix = Array(bytes[..<cut])
+                        _ = record.direction == "out" ? codec.receive(line: prefix, now: Self.zero) : codec.observeHostLine(prefix, now: Self.zero)
+                    }
+                }
+                // Then the whole line, so that later truncations meet the state the recording reaches.
+                _ = record.direction == "out" ? codec.receive(line: bytes, now: Self.zero) : codec.observeHostLine(bytes, now: Self.zero)
+            }
+        }
+    }
+
+    @Test func corruptedLinesNeverCrash() {
+        var rng = SeededGenerator(seed: 0x5EED)
+        for fixture in Self.fixtures {
+            var codec = CodexCodec()
+            for line in fixture.outLines {
+                var corrupted = Array(line.utf8)
+                for _ in 0..<8 where !corrupted.isEmpty {
+                    corrupted[Int.random(in: 0..<corrupted.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+                }
+                _ = codec.receive(line: corrupted, now: Self.zero)
+                _ = codec.receive(line: Array(line.utf8), now: Self.zero)
+            }
+        }
+    }
+}
+
+/// What a Codex recording holds, read from its raw lines without the codec.
+///
+/// Rules (docs/adapters/codex.md): a tool item (commandExecution, fileChange, mcpToolCall) starts
+/// at its first `item/started` or `item/completed`; it completes at its `item/completed`, or, if
+/// its turn ends first, at that `turn/completed` (Codex abandons such items), in start order.
+struct RawCodex: CustomStringConvertible {
+    var approvals = 0
+    var started: [String] = []
+    var completed: [String] = []
+    /// Each run's end: a `turn/completed` status, or "refused" for a `turn/start` Codex refused
+    /// while no turn ran.
+    var runs: [String] = []
+    /// Recorded host answers to approval requests that were still pending.
+    var answers = 0
+    var prompts = 0
+    var threads = 0
+
+    init(_ fixture: Fixture) {
+        let toolItems: Set<String> = ["commandExecution", "fileChange", "mcpToolCall"]
+        let approvalMethods: Set<String> = ["item/commandExecution/requestApproval", "item/fileChange/requestApproval", "item/tool/requestUserInput"]
+        var open: [(id: String, turn: String?)] = []
+        var pendingRequests: [JSONValue] = []
+        var threadRequests: Set<JSONValue> = []
+        var turnRequests: Set<JSONValue> = []
+        var turnRunning = false
+        for record in fixture.records {
+            guard let m = try? JSONParser.parse(record.line) else { continue }
+            let method = m["method"]?.stringValue
+            if record.direction == "in" {
+                if let method, let id = m["id"] {
+                    if method == "turn/start" {
+                        turnRequests.insert(id)
+                        if (m["params"]?["input"]?.arrayValue ?? []).contains(where: { $0["type"] == "text" }) { prompts += 1 }
+                    }
+                    if method == "thread/start" || method == "thread/resume" { threadRequests.insert(id) }
+                } else if method == nil, let id = m["id"], let index = pendingRequests.firstIndex(of: id) {
+                    answers += 1
+                    pendingRequests.remove(at: index)
+                }
+                continue
+            }
+            guard record.direction == "out" else { continue }
+            if method == nil, let id = m["id"] {
+                if m["result"]?["thread"] != nil, threadRequests.contains(id) { threads += 1 }
+                if turnRequests.contains(id) {
+                    if m["result"]?["turn"]?["id"] != nil { turnRunning = true }
+                    if m["error"] != nil, !turnRunning { runs.append("refused") }
+                }
+            }
+            guard let method else { continue }
+            let params = m["params"] ?? .null
+            switch method {
+            case _ where approvalMethods.contains(method) && m["id"] != nil:
+                approvals += 1
+                pendingRequests.append(m["id"] ?? .null)
+            case "serverRequest/resolved":
+                pendingRequests.removeAll { $0 == params["requestId"] }
+            case "item/started", "item/completed":
+                guard toolItems.contains(params["item"]?["type"]?.stringValue ?? ""), let id = params["item"]?["id"]?.stringValue else { continue }
+                if !started.contains(id) {
+                    started.append(id)
+                    open.append((id, params["turnId"]?.stringValue))
+                }
+                if method == "item/completed", let index = open.firstIndex(where: { $0.id == id }) {
+                    completed.append(id)
+                    open.remove(at: index)
+                }
+            case "turn/started":
+                turnRunning = true
+            case "turn/completed":
+                turnRunning = false
+                let turn = params["turn"]?["id"]?.stringValue
+                completed += open.filter { $0.turn == nil || $0.turn == turn }.map(\.id)
+                open.removeAll { $0.turn == nil || $0.turn == turn }
+                runs.append(params["turn"]?["status"]?.stringValue ?? "completed")
+                pendingRequests = []  // what is still pending is withdrawn with the turn
+            default:
+                continue
+            }
+        }
+    }
+
+    var description: String {
+        "approvals \(approvals), started \(started), completed \(completed), runs \(runs), answers \(answers), prompts \(prompts)"
+    }
+}
