@@ -29,8 +29,8 @@ Scenarios (the names are the contract with the Swift tests):
   followup        "first turn done"; a later prompt containing [[followup]] gets "second turn done"
   api-error       HTTP 400 with an OpenAI error body (Codex does not retry a 400)
   stream-error    HTTP 200 whose SSE stream ends with `response.failed`
-  two-tools       two exec_command calls in one response (parallel tool calls; the second one
-                  sleeps 0.5 s first, so they finish in a fixed order), then text
+  two-tools       two exec_command calls in one response (parallel tool calls; they sleep 0.5 s
+                  and 1 s first, so that they finish in a fixed order), then text
   reasoning       a reasoning item with a summary, then text
   question        request_user_input (needs Plan mode on turn/start), then text quoting the answer
   retry           the first request of a turn fails with HTTP 500, the retry succeeds (needs
@@ -368,8 +368,8 @@ def scenario_response(conv, turn_key, state):
             s.text("Printed three lines.")
     elif name == "two-tools":
         if step == 0:
-            s.function_call("exec_command", {"cmd": "echo a > a.txt"})
-            s.function_call("exec_command", {"cmd": "sleep 0.5; echo b > b.txt"})
+            s.function_call("exec_command", {"cmd": "sleep 0.5; echo a > a.txt"})
+            s.function_call("exec_command", {"cmd": "sleep 1; echo b > b.txt"})
         else:
             s.text("Wrote a.txt and b.txt.")
     elif name == "reasoning":

@@ -208,7 +208,8 @@ class CodexProcess:
     def run_turn(self, answers=(), timeout=TURN_TIMEOUT):
         """Answers the server's requests in order with `answers` (result objects), until turn/completed.
 
-        Requests that arrive together (parallel tool calls) are answered together, once Codex is quiet.
+        Requests that arrive together (parallel tool calls) are collected first, then answered in
+        the order they came, each once Codex is quiet.
         """
         pending = list(answers)
         end = time.monotonic() + timeout
@@ -231,7 +232,7 @@ class CodexProcess:
             for req in batch:
                 if not pending:
                     raise AssertionError("unexpected server request %s" % req.get("method"))
-                self.send({"id": req["id"], "result": pending.pop(0)}, settle=False)
+                self.send({"id": req["id"], "result": pending.pop(0)})
         if pending:
             raise AssertionError("%d scripted answers were not used" % len(pending))
         return msg
