@@ -23,9 +23,13 @@ extension CodexCodec {
             let input = f["command"] != nil
                 ? Self.commandInput(f["command"]?.stringValue, cwd: f["cwd"]?.stringValue)
                 : itemID.flatMap { items[$0]?.input } ?? Self.commandInput(nil, cwd: nil)
-            // `availableDecisions` is the request's menu; without it every decision is allowed.
+            // `availableDecisions` is the menu Codex suggests, not what it accepts: 0.163 lists
+            // `acceptWithExecpolicyAmendment` *instead of* `acceptForSession` whenever it proposes an
+            // amendment (always, under "untrusted"), yet honors `acceptForSession` (and `decline`)
+            // there (Fixtures/codex/session-accept). So "for this session" is offered when the menu
+            // has either way to remember the command, or when there is no menu.
             if let available = f["availableDecisions"]?.arrayValue {
-                canAcceptForSession = available.contains { $0.stringValue == "acceptForSession" }
+                canAcceptForSession = available.contains { $0.stringValue == "acceptForSession" || $0["acceptWithExecpolicyAmendment"] != nil }
             }
             let risk: Risk = f["networkApprovalContext"] != nil ? .network : ToolKind.execute.baselineRisk
             var scopes: [ApprovalScope] = canAcceptForSession ? [.exactCommandThisSession] : []
@@ -121,7 +125,7 @@ extension CodexCodec {
             result = ["decision": "accept"]
         case (_, .allowAlways):
             guard pending.canAcceptForSession else {
-                throw CodecError(.unsupported, "Codex does not offer \"accept for this session\" for this \(name) request; allow it once, or allow always with a rule scope")
+                throw CodecError(.unsupported, "Codex offers no way to remember this \(name) request (its availableDecisions have neither acceptForSession nor an execpolicy amendment); allow it once, or allow always with a rule scope that the host enforces")
             }
             result = ["decision": "acceptForSession"]
         case (_, .deny(let message)):

@@ -256,7 +256,7 @@ import NucleicProtocol
 
     // MARK: Approvals
 
-    @Test func commandApprovalOffersTheAmendmentAsARuleAndSessionOnlyWhenOffered() throws {
+    @Test func commandApprovalOffersTheSessionAndTheAmendmentAsARule() throws {
         var c = running()
         let started = c.receive(line: Self.commandItem("started"), now: now)
         #expect(started.events.map(\.kind) == ["toolCallStarted"])
@@ -265,18 +265,25 @@ import NucleicProtocol
         #expect(approval == ApprovalRequest(
             id: approvalID(1), toolCallID: "call_1", toolName: "exec_command",
             input: ["command": "rm -rf build", "cwd": "/w", "nativeCommand": "/bin/bash -lc 'rm -rf build'"],
-            risk: .execute, capabilities: .codex, offeredScopes: [.rule("Bash(rm -rf build *)")], reason: "clean up", createdAt: now))
+            risk: .execute, capabilities: .codex, offeredScopes: [.exactCommandThisSession, .rule("Bash(rm -rf build *)")],
+            reason: "clean up", createdAt: now))
         #expect(c.pendingApprovals == [approval])
-        #expect(throws: CodecError(.unsupported, "Codex does not offer \"accept for this session\" for this exec_command request; allow it once, or allow always with a rule scope")) {
-            try c.send(.decide(approval.id, .allowAlways(scope: .exactCommandThisSession)), now: now)
-        }
+        // The menu lists the amendment instead of acceptForSession, which Codex honors all the same.
+        #expect(try c.send(.decide(approval.id, .allowAlways(scope: .exactCommandThisSession)), now: now).lines
+            == [#"{"id":0,"result":{"decision":"acceptForSession"}}"#])
+        // A menu with no way to remember the command: only once, or a host rule.
         var d = running()
-        _ = d.receive(line: Self.commandApproval(decisions: #"["accept","acceptForSession","decline","cancel"]"#), now: now)
-        #expect(d.pendingApprovals.first?.offeredScopes == [.exactCommandThisSession, .rule("Bash(rm -rf build *)")])
+        _ = d.receive(line: Self.commandApproval(decisions: #"["accept","cancel"]"#), now: now)
+        #expect(d.pendingApprovals.first?.offeredScopes == [.rule("Bash(rm -rf build *)")])
+        #expect(throws: CodecError(.unsupported, "Codex offers no way to remember this exec_command request (its availableDecisions have neither acceptForSession nor an execpolicy amendment); allow it once, or allow always with a rule scope that the host enforces")) {
+            try d.send(.decide(d.pendingApprovals[0].id, .allowAlways(scope: .exactCommandThisSession)), now: now)
+        }
+        #expect(try d.send(.decide(d.pendingApprovals[0].id, .allowAlways(scope: .rule("Bash(rm -rf build *)"))), now: now).lines
+            == [#"{"id":0,"result":{"decision":"accept"}}"#])
         // A whole `bash -lc <script>` amendment is an exact rule for the script.
         var e = running()
         _ = e.receive(line: Self.commandApproval().replacingOccurrences(of: #""proposedExecpolicyAmendment":["rm","-rf","build"]"#, with: #""proposedExecpolicyAmendment":["/bin/bash","-lc","echo hello > hello.txt"]"#), now: now)
-        #expect(e.pendingApprovals.first?.offeredScopes == [.rule("Bash(echo hello > hello.txt)")])
+        #expect(e.pendingApprovals.first?.offeredScopes == [.exactCommandThisSession, .rule("Bash(echo hello > hello.txt)")])
     }
 
     @Test func everyDecisionBecomesItsNativeAnswer() throws {

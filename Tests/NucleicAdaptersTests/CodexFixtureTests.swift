@@ -130,6 +130,116 @@ import Testing
         #expect(codec.handshake == .ready)
     }
 
+    // MARK: What each scenario means
+
+    func named(_ name: String) throws -> [AgentEvent] { replay(try Fixture.named("codex", name)) }
+    func runs(_ events: [AgentEvent]) -> [RunFinished] { events.compactMap { if case .runFinished(let r) = $0 { r } else { nil } } }
+    func decisions(_ events: [AgentEvent]) -> [Decision] { events.compactMap { if case .approvalResolved(let r) = $0 { r.decision } else { nil } } }
+    func completions(_ events: [AgentEvent]) -> [ToolResult] { events.compactMap { if case .toolCallCompleted(let r) = $0 { r } else { nil } } }
+    func approvals(_ events: [AgentEvent]) -> [ApprovalRequest] { events.compactMap { if case .approvalRequested(let a) = $0 { a } else { nil } } }
+    func notices(_ events: [AgentEvent], _ level: NoticeLevel) -> [String] {
+        events.compactMap { if case .notice(level, let message, _) = $0 { message } else { nil } }
+    }
+
+    @Test func toolAllowedRunsTheUnwrappedCommand() throws {
+        let events = try named("tool-allow")
+        let approval = try #require(approvals(events).first)
+        #expect(approval.toolName == "exec_command" && approval.risk == .execute && approval.reason == nil)
+        #expect(approval.input["command"] == "echo hello > hello.txt")
+        #expect(approval.offeredScopes == [.exactCommandThisSession, .rule("Bash(echo hello > hello.txt)")])
+        #expect(decisions(events) == [.allow])
+        #expect(completions(events).map(\.status) == [.completed])
+        #expect(runs(events).map(\.stopReason) == ["end_turn"])
+    }
+
+    @Test func declineAndCancelReadBack() throws {
+        let deny = try named("deny-continue")
+        #expect(decisions(deny) == [.deny(message: "")])
+        #expect(completions(deny).map(\.status) == [.declined])
+        #expect(runs(deny).map(\.stopReason) == ["end_turn"])
+        let cancel = try named("cancel")
+        #expect(decisions(cancel) == [.cancel])
+        #expect(completions(cancel).map(\.status) == [.declined])
+        #expect(runs(cancel).map(\.stopReason) == ["interrupted"])
+    }
+
+    @Test func acceptForSessionIsHonoredThoughNotListed() throws {
+        let events = try named("session-accept")
+        // Two turns, four runs of a command, two approvals: Codex remembered the first command.
+        #expect(approvals(events).count == 2 && completions(events).count == 4)
+        #expect(approvals(events).allSatisfy { $0.offeredScopes.first == .exactCommandThisSession })
+        #expect(decisions(events) == [.allowAlways(scope: .exactCommandThisSession), .allow])
+        #expect(runs(events).map(\.isError) == [false, false])
+        #expect(events.filter { $0.kind == "userInput" }.count == 2)
+    }
+
+    @Test func fileChangeApprovalShowsTheDiff() throws {
+        let events = try named("file-change")
+        let approval = try #require(approvals(events).first)
+        #expect(approval.toolName == "apply_patch" && approval.risk == .write && approval.offeredScopes == [.toolThisSession])
+        #expect(approval.input["changes"]?[0]?["diff"] == "Notes from the mock.\n")
+        #expect(events.contains { if case .diffUpdated(let diff) = $0 { diff.contains("+Notes from the mock.") } else { false } })
+        #expect(completions(events).map(\.status) == [.completed])
+    }
+
+    @Test func interruptedCommandCompletesAsInterrupted() throws {
+        let events = try named("interrupt")
+        #expect(runs(events).map(\.stopReason) == ["interrupted"])
+        #expect(completions(events) == [ToolResult(toolCallID: "call_interrupt_t1_s0_0", status: .interrupted)])
+    }
+
+    @Test func aggregatedOutputWinsOverStreamedDeltas() throws {
+        let fixture = try Fixture.named("codex", "output-stream")
+        let events = replay(fixture)
+        // The output is the completed item's aggregatedOutput, whatever the deltas carried.
+        let completedItem = try #require(fixture.outLines.lazy.compactMap { try? JSONParser.parse($0) }
+            .first { $0["method"] == "item/completed" && $0["params"]?["item"]?["type"] == "commandExecution" })
+        let aggregated = try #require(completedItem["params"]?["item"]?["aggregatedOutput"]?.stringValue)
+        #expect(completions(events).first?.output == aggregated)
+        #expect(aggregated.contains("line1") && aggregated.contains("line3"))
+        #expect(events.contains { $0.kind == "toolCallOutputDelta" })
+        #expect(completions(events).first?.exitCode == 0)
+        let failed = try named("exec-fail")
+        #expect(completions(failed).first?.status == .failed && completions(failed).first?.exitCode != 0)
+    }
+
+    @Test func modelAPIFailuresAreOneErrorNoticeAndAnAPIErrorRun() throws {
+        for name in ["api-error", "stream-error"] {
+            let events = try named(name)
+            #expect(notices(events, .error).count == 1, "\(name): \(events)")
+            #expect(runs(events).map(\.stopReason) == ["api_error"], "\(name)")
+            #expect(runs(events).first?.isError == true)
+        }
+        // Codex retried the broken stream once before giving up: a warning first.
+        #expect(notices(try named("stream-error"), .warning).contains { $0.hasPrefix("Codex is retrying after: Reconnecting") })
+    }
+
+    @Test func questionAnsweredInPlanMode() throws {
+        let events = try named("question")
+        let question = try #require(approvals(events).first?.question)
+        #expect(question.questions.map(\.id) == ["db_choice"])
+        #expect(decisions(events) == [.answer(answers: ["Which database should the tests use?": ["Postgres"]])])
+        #expect(runs(events).first?.result == "You chose: Postgres.")
+    }
+
+    @Test func reasoningAndResume() throws {
+        let reasoning = try named("reasoning")
+        #expect(reasoning.contains(.reasoning(text: "Thinking about the answer.", isPartial: false)))
+        let resume = try named("resume")
+        guard case .sessionStarted(let started)? = resume.first(where: { $0.kind == "sessionStarted" }) else { Issue.record("no sessionStarted"); return }
+        #expect(started.nativeSessionID == "00000000-0000-7000-8000-000000000002")
+        // The restored thread total is not this turn's usage.
+        #expect(runs(resume).first?.usage?.inputTokens == 100)
+    }
+
+    @Test func refusedRequestsAreNoticesNotCrashes() throws {
+        let events = try named("protocol-errors")
+        #expect(!events.contains { $0.kind == "error" })
+        #expect(notices(events, .error).contains { $0.contains("collaborationMode requires experimentalApi") })
+        #expect(notices(events, .error).contains { $0.contains("Not initialized") })
+        #expect(notices(events, .warning).contains { $0.contains("unknown variant `no/such/method`") })
+    }
+
     @Test func everyTruncationOfEveryLineNeverCrashes() {
         var seen: Set<String> = []  // the handshake lines repeat across fixtures: cut each once
         for fixture in Self.fixtures {
