@@ -92,9 +92,11 @@ extension ClaudeCodec {
             return CodecOutput(events: [.notice(level: .info, message: "Claude is \(status)", code: "status")])
         case "compact_boundary":
             return CodecOutput(events: [.notice(level: .info, message: "Claude compacted the conversation", code: "compacted")])
-        case "thinking_tokens", "task_started", "task_progress", "task_notification":
-            // Progress of things already reported: thinking (an estimate while it streams) and
-            // the tasks Bash runs in (their start and end are the tool call's).
+        case "thinking_tokens", "task_started", "task_progress", "task_notification", "background_tasks_changed",
+            "session_state_changed":
+            // Progress of things already reported: thinking (an estimate while it streams), the
+            // tasks Bash runs in (their start and end are the tool call's), and Claude's own idea
+            // of its state (running / requires_action / idle), which the host derives itself.
             return CodecOutput()
         case "api_retry":
             let attempt = message["attempt"]?.intValue.map { " (attempt \($0))" } ?? ""

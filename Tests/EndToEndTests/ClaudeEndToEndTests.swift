@@ -10,79 +10,8 @@ import Testing
 /// the agent wrote.
 @Suite(.serialized, .enabled(if: Peers.shouldRun(Peers.claudeBinary)))
 struct ClaudeEndToEndTests {
-    struct Outcome {
-        var events: [AgentEvent]
-        var agentLines: [String]
-        var hostLines: [String]
-        var refusals: [CodecError]
-        var repo: ScratchRepository
-
-        var approvals: [ApprovalRequest] { events.compactMap { if case .approvalRequested(let a) = $0 { a } else { nil } } }
-        var runs: [RunFinished] { events.compactMap { if case .runFinished(let r) = $0 { r } else { nil } } }
-        var finalTexts: [String] { events.compactMap { if case .assistantText(let t, false) = $0 { t } else { nil } } }
-        var completions: [ToolResult] { events.compactMap { if case .toolCallCompleted(let r) = $0 { r } else { nil } } }
-    }
-
-    /// Runs one scenario of `Tests/Peers/mock_anthropic.py` and checks the invariants every run
-    /// must keep.
     func drive(_ scenario: String, prompt: String = "", runs: Int = 1, script: @escaping DrivenAgent.Script) async throws -> Outcome {
-        let claude = try Peers.require(Peers.claudeBinary, "NUCLEIC_CLAUDE_BIN")
-        let mock = try await MockModelAPI.start("mock_anthropic.py")
-        let repo = try ScratchRepository.make()
-        let home = repo.path + "-home"
-        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: home) }
-
-        let manifest = try AdapterManifests.load("claude")
-        var environment = ProcessInfo.processInfo.environment
-        environment.merge(manifest.environment) { $1 }
-        environment["HOME"] = home
-        environment["ANTHROPIC_BASE_URL"] = mock.baseURL
-        environment["ANTHROPIC_API_KEY"] = "test-key"
-        environment["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
-        environment["DISABLE_AUTOUPDATER"] = "1"
-        let process = try ChildProcess.spawn(
-            executable: claude, arguments: manifest.launchArguments(), environment: environment, workingDirectory: repo.path)
-        let ids = CountingIDs()
-        let agent = DrivenAgent(process: process, codec: ClaudeCodec(makeApprovalID: { ids.make() }), script: script)
-        do {
-            try await agent.run(SessionStartOptions(prompt: "[[scenario:\(scenario)]] \(prompt)", cwd: repo.path), runs: runs)
-        } catch {
-            await mock.stop()
-            throw error
-        }
-        await mock.stop()
-        let outcome = Outcome(
-            events: await agent.events, agentLines: await agent.agentLines, hostLines: await agent.hostLines,
-            refusals: await agent.refusals, repo: repo)
-        #expect(await agent.writeFailures.isEmpty)
-        checkInvariants(outcome)
-        return outcome
-    }
-
-    /// Counts from the raw lines equal the events' counts; every tool call starts once and
-    /// completes once, after its start; no host error events.
-    func checkInvariants(_ outcome: Outcome) {
-        let raw = RawCounts.claude(outcome.agentLines)
-        let events = EventCounts(outcome.events)
-        #expect(events.approvalsRequested == raw.approvalsRequested, "approvals: events \(events), raw \(raw)")
-        #expect(events.toolCallsStarted == raw.toolCallsStarted, "tool starts: events \(events), raw \(raw)")
-        #expect(events.runs == raw.runs, "runs: events \(events), raw \(raw)")
-        #expect(Set(events.toolCallsStarted).count == events.toolCallsStarted.count)
-        #expect(events.toolCallsCompleted.sorted() == events.toolCallsStarted.sorted(), "every started tool completes once: \(events)")
-        #expect(Set(raw.toolCallsCompleted).isSubset(of: Set(events.toolCallsCompleted)))
-        for id in events.toolCallsStarted {
-            let start = outcome.events.firstIndex { if case .toolCallStarted(let c) = $0 { c.toolCallID == id } else { false } }
-            let end = outcome.events.firstIndex { if case .toolCallCompleted(let r) = $0 { r.toolCallID == id } else { false } }
-            #expect(start != nil && end != nil && start! < end!, "\(id) completes after it starts")
-        }
-        let hostErrors = outcome.events.filter { $0.kind == "error" }
-        #expect(hostErrors.isEmpty, "host errors: \(hostErrors)")
-        if case .sessionStarted(let s)? = outcome.events.first(where: { $0.kind == "sessionStarted" }) {
-            #expect(s.nativeSessionID != nil)
-        } else {
-            Issue.record("no sessionStarted event")
-        }
+        try await EndToEnd.drive(.claude, scenario, prompt: prompt, runs: runs, script: script)
     }
 
     @Test func plainAnswer() async throws {
@@ -188,25 +117,5 @@ struct ClaudeEndToEndTests {
         defer { o.repo.remove() }
         #expect(o.runs.map(\.isError) == [true])
         #expect(o.events.contains { if case .notice(.error, _, _) = $0 { true } else { false } }, "\(o.events)")
-    }
-}
-
-/// A thread-safe counter for scripts that act on the n-th event of a kind.
-final class Counter: @unchecked Sendable {  // mutated only under `lock`
-    private let lock = NSLock()
-    private var value = 0
-    /// Increments and returns the new value (1 on the first call).
-    func next() -> Int {
-        lock.lock(); defer { lock.unlock() }
-        value += 1
-        return value
-    }
-}
-
-/// The repository's adapter manifests.
-enum AdapterManifests {
-    static func load(_ name: String) throws -> AdapterManifest {
-        let text = try String(contentsOfFile: "\(Peers.repoRoot)/Adapters/\(name).json", encoding: .utf8)
-        return try AdapterManifest(json: JSONParser.parse(text))
     }
 }

@@ -25,7 +25,7 @@ actor DrivenAgent {
     private(set) var events: [AgentEvent] = []
     private(set) var agentLines: [String] = []
     private(set) var hostLines: [String] = []
-    private(set) var refusals: [CodecError] = []
+    private(set) var refusals: [any Error] = []
     private(set) var writeFailures: [String] = []
     private var runsFinished = 0
 
@@ -37,7 +37,7 @@ actor DrivenAgent {
 
     /// Starts the session and drives it until `runs` turns have finished (or the agent exits, or
     /// `timeout` passes), then closes stdin and waits for the agent to exit.
-    func run(_ options: SessionStartOptions, runs: Int, timeout: Duration = .seconds(90)) async throws {
+    func run(_ options: SessionStartOptions, runs: Int, timeout: Duration = .seconds(60)) async throws {
         let watchdog = Task { [process] in
             try await Task.sleep(for: timeout)
             _ = await process.terminate(grace: .seconds(2))
@@ -54,6 +54,9 @@ actor DrivenAgent {
             throw PeerError("""
                 the agent stopped after \(runsFinished) of \(runs) runs (\(process.exitStatus.map { "\($0)" } ?? "running"))
                 events: \(events.map(\.kind))
+                refusals: \(refusals)
+                last host lines: \(hostLines.suffix(3).joined(separator: "\n"))
+                last agent lines: \(agentLines.suffix(4).map { $0.prefix(400) }.joined(separator: "\n"))
                 stderr: \(process.stderrTail(maxBytes: 2000))
                 """)
         }
