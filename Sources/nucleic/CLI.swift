@@ -21,6 +21,7 @@ enum CLI {
         Commands:
           demo [--fixture FILE] [--fast]           replay a recorded agent session, readably
           events --backend claude|codex [FILE|-]   normalize a raw agent stdout stream (or a fixture) to events
+          replay-agent FIXTURE [--speed S]         play a recorded agent CLI on stdin/stdout (for testing hosts)
           version                                  print versions of nucleic and its libraries
           help [COMMAND]                           show help
 
@@ -37,6 +38,7 @@ enum CLI {
             switch command {
             case "demo": return try DemoCommand.run(rest)
             case "events": return try EventsCommand.run(rest)
+            case "replay-agent": return try ReplayAgentCommand.run(rest)
             case "version", "--version": return VersionCommand.run()
             case "help", "--help", "-h":
                 if let topic = rest.first, let text = help(topic) { Output.standardOutput(text) } else { Output.standardOutput(usage) }
@@ -60,6 +62,7 @@ enum CLI {
         switch command {
         case "demo": DemoCommand.usage
         case "events": EventsCommand.usage
+        case "replay-agent": ReplayAgentCommand.usage
         case "version": "usage: nucleic version"
         default: nil
         }

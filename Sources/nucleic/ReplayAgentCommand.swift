@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NucleicAdapters
+
+/// `nucleic replay-agent FIXTURE`: a recorded agent CLI on stdin/stdout, for hosts under test.
+///
+/// A thin loop around `ReplayScript` (NucleicAdapters), which decides everything: this reads the
+/// host's lines from stdin with a `LineFramer`, writes the script's lines, and paces them.
+/// One thread: while it waits (for a recorded gap or for the host) it reads stdin, so host lines
+/// that come early are queued by the script and judged in order.
+enum ReplayAgentCommand {
+    static let usage = """
+        usage: nucleic replay-agent FIXTURE [--speed recorded|max]
+
+        Stands in for the agent CLI a fixture was recorded from (docs/FIXTURES.md): writes the
+        recorded agent lines to stdout (and its stderr lines to stderr) in order, and at each
+        recorded host line waits for the host to write one on stdin that means the same: the
+        same message type and subtype (Claude) or method (Codex), the same approval decision.
+        Request ids are mapped: the host picks its own, answers to the agent's carry the agent's.
+        When the recording ends it waits for stdin to close, as the real CLIs do, and exits 0.
+
+        Options:
+          --speed recorded   pause between lines by the recorded gaps (the default)
+          --speed max        no pauses
+
+        Exit status:
+          0    the recording played to its end and the host closed stdin
+          3    the host wrote a line that does not mean the same as the recorded one, that is
+               not JSON, or that comes after the recording's end (stderr names the record)
+          4    the host closed stdin (or stdout) while the recording still expected a line
+          1    the fixture cannot be read
+        """
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: ["speed"], usage: usage)
+        guard let path = parsed.positionals.first else { throw UsageError(message: "give the FIXTURE to replay", usage: usage) }
+        guard parsed.positionals.count == 1 else { throw UsageError(message: "unexpected argument '\(parsed.positionals[1])'", usage: usage) }
+        let speed = parsed["speed"] ?? "recorded"
+        guard speed == "recorded" || speed == "max" else {
+            throw UsageError(message: "--speed is recorded or max, not '\(speed)'", usage: usage)
+        }
+        var script: ReplayScript
+        do { script = try ReplayScript(fixture: try readFile(path)) } catch let error as ReplayScript.FormatError {
+            throw CommandError(message: "\(path) \(error)")
+        }
+        // A host that stops reading must not kill us mid-line: a failed write is reported instead.
+        signal(SIGPIPE, SIG_IGN)
+        var stdin = HostInput()
+        var lastActivity = monotonicSeconds()
+        while true {
+            switch script.next() {
+            case .write(let output):
+                if speed == "recorded" {
+                    // The gap runs from the last write, or from the end of the last wait for the
+                    // host; host lines that come meanwhile are queued and do not stretch it.
+                    let due = lastActivity + output.delay
+                    while true {
+                        let left = due - monotonicSeconds()
+                        guard left > 0 else { break }
+                        stdin.read(into: &script, timeoutMS: Int32(min(left * 1000, 60_000).rounded(.up)))
+                    }
+                }
+                let fd: Int32 = output.stream == .stdout ? 1 : 2
+                if !writeLine(fd, output.line) && fd == 1 {
+                    Output.standardError("replay-agent: \(path) record \(output.record): cannot write to stdout: the host closed it")
+                    return 4
+                }
+                lastActivity = monotonicSeconds()
+            case .waitForHost:
+                stdin.read(into: &script, timeoutMS: -1)
+                lastActivity = monotonicSeconds()
+            case .fail(let divergence):
+                Output.standardError("replay-agent: \(path) \(divergence)")
+                return divergence.exitStatus
+            case .done:
+                return 0
+            }
+        }
+    }
+
+    /// The host's side of stdin: bytes framed into lines, handed to the script as they come.
+    struct HostInput {
+        private var framer = LineFramer()
+        private var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        private(set) var closed = false
+
+        /// Waits at most `timeoutMS` (-1: as long as it takes) for input and passes on what came.
+        /// Returns whether anything came (bytes, or the end of input).
+        @discardableResult
+        mutating func read(into script: inout ReplayScript, timeoutMS: Int32) -> Bool {
+            guard !closed else {
+                if timeoutMS > 0 { usleep(UInt32(timeoutMS) * 1000) }
+                return false
+            }
+            var pollfd = Glibc.pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pollfd, 1, timeoutMS)
+            if ready == 0 || (ready < 0 && errno == EINTR) { return false }
+            let n = ready < 0 ? -1 : buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { return false }
+            if n > 0 {
+                for line in framer.feed(buffer[0..<n]) { script.take(line) }
+                return true
+            }
+            // End of input (or an error reading it, which ends it just the same).
+            if let last = framer.finish() { script.take(last) }
+            script.hostClosed()
+            closed = true
+            return true
+        }
+    }
+
+    static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CommandError(message: "cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw CommandError(message: "reading \(path) failed: \(String(cString: strerror(errno)))") }
+            if n == 0 { return bytes }
+            bytes += chunk[0..<n]
+        }
+    }
+
+    /// Writes `line` and a newline; false when the reader is gone.
+    static func writeLine(_ fd: Int32, _ line: String) -> Bool {
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            let n = rest.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            rest = rest.dropFirst(n)
+        }
+        return true
+    }
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
