@@ -30,7 +30,7 @@ Scenarios (the names are the contract with the Swift tests):
   api-error       HTTP 400 with an OpenAI error body (Codex does not retry a 400)
   stream-error    HTTP 200 whose SSE stream ends with `response.failed`
   two-tools       two exec_command calls in one response (parallel tool calls; they sleep 0.5 s
-                  and 1 s first, so that they finish in a fixed order), then text
+                  and 1.5 s first, so that they finish in a fixed order), then text
   reasoning       a reasoning item with a summary, then text
   question        request_user_input (needs Plan mode on turn/start), then text quoting the answer
   retry           the first request of a turn fails with HTTP 500, the retry succeeds (needs
@@ -41,6 +41,7 @@ import json
 import re
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SCENARIO_RE = re.compile(r"\[\[scenario:([A-Za-z0-9_-]+)\]\]")
@@ -242,11 +243,27 @@ class Stream:
             "response": {"id": self.rid, "status": "failed", "error": {"code": code, "message": message}},
         })
 
+    def pause(self, seconds):
+        """The stream stalls here for `seconds` (the events so far are flushed first)."""
+        self.events.append((None, seconds))
+
+    def chunks(self):
+        """The SSE bytes, split where the stream pauses: [(bytes, pause seconds after)]."""
+        out, current = [], []
+        for kind, payload in self.events:
+            if kind is None:
+                out.append(("".join(current).encode("utf-8"), payload))
+                current = []
+            else:
+                current.append("event: %s\ndata: %s\n\n" % (kind, json.dumps(payload, separators=(",", ":"))))
+        out.append(("".join(current).encode("utf-8"), 0))
+        return out
+
     def encode(self):
-        return "".join(
-            "event: %s\ndata: %s\n\n" % (kind, json.dumps(payload, separators=(",", ":")))
-            for kind, payload in self.events
-        ).encode("utf-8")
+        return b"".join(c for c, _ in self.chunks())
+
+    def items(self):
+        return [p["item"] for k, p in self.events if k == "response.output_item.done"]
 
 
 def _split(text, chunks):
@@ -369,7 +386,8 @@ def scenario_response(conv, turn_key, state):
     elif name == "two-tools":
         if step == 0:
             s.function_call("exec_command", {"cmd": "sleep 0.5; echo a > a.txt"})
-            s.function_call("exec_command", {"cmd": "sleep 1; echo b > b.txt"})
+            s.pause(0.1)  # so that Codex asks about the first call first
+            s.function_call("exec_command", {"cmd": "sleep 1.5; echo b > b.txt"})
         else:
             s.text("Wrote a.txt and b.txt.")
     elif name == "reasoning":
@@ -458,11 +476,27 @@ class Handler(BaseHTTPRequestHandler):
             return
         stream = answer[1]
         self._log(scenario=conv.scenario, step=conv.step, turn=conv.turn_number, status=200,
-                  items=[p["item"].get("name") or p["item"]["type"] for k, p in stream.events if k == "response.output_item.done"])
+                  items=[item.get("name") or item["type"] for item in stream.items()])
         if body.get("stream") is False:
             self._send(200, _non_streaming(stream))
             return
-        self._send(200, stream.encode(), "text/event-stream")
+        chunks = stream.chunks()
+        if len(chunks) == 1:
+            self._send(200, chunks[0][0], "text/event-stream")
+            return
+        # A stream with pauses goes out chunked, flushed at every pause.
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for data, pause in chunks:
+            if data:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            if pause:
+                time.sleep(pause)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
 
 def _turn_key(headers):
@@ -477,7 +511,7 @@ def _turn_key(headers):
 
 
 def _non_streaming(stream):
-    output = [p["item"] for k, p in stream.events if k == "response.output_item.done"]
+    output = stream.items()
     return {"id": stream.rid, "object": "response", "status": "completed", "output": output, "usage": USAGE}
 
 
