@@ -1,0 +1,179 @@
+/// A message from a client (the local CLI, a paired phone) to the host.
+///
+/// On the wire each is a map with a `"type"` key and named fields (docs/PROTOCOL.md), never
+/// Swift's synthesized enum coding. `requestID`, when a client sets it, comes back on the reply
+/// or error, so a client can match answers to questions. Unknown fields are ignored.
+public struct ClientMsg: Sendable, Hashable {
+    public var requestID: Int64?
+    public var body: Body
+
+    public init(_ body: Body, requestID: Int64? = nil) {
+        self.body = body
+        self.requestID = requestID
+    }
+
+    public enum Body: Sendable, Hashable {
+        case hello(protocolVersion: Int64, client: String)
+        case listSessions(includeArchived: Bool)
+        case subscribe(sessionID: SessionID, sinceSeq: Int64?, verbosity: Verbosity)
+        case unsubscribe(sessionID: SessionID)
+        case approvalRespond(approvalID: ApprovalID, decision: Decision)
+        case sendInput(sessionID: SessionID, text: String)
+        case interrupt(sessionID: SessionID)
+        case ping
+        // Control scope: what the local CLI does.
+        case addProject(path: String, name: String?)
+        case listProjects
+        case startSession(StartSession)
+        case listApprovals
+        case getDiff(sessionID: SessionID, statOnly: Bool)
+        case discard(sessionID: SessionID, deleteBranch: Bool)
+        case exportFixture(sessionID: SessionID)
+        case shutdown(killSessions: Bool)
+    }
+
+    public struct StartSession: Sendable, Hashable {
+        public var prompt: String
+        public var project: String?
+        public var backend: String
+        /// For the replay backend: the recording to play.
+        public var fixture: String?
+        public var base: String?
+        public var title: String?
+
+        public init(prompt: String, project: String? = nil, backend: String, fixture: String? = nil, base: String? = nil, title: String? = nil) {
+            self.prompt = prompt
+            self.project = project
+            self.backend = backend
+            self.fixture = fixture
+            self.base = base
+            self.title = title
+        }
+    }
+
+    /// How much of a session a subscriber wants (the seed's §5): every event, partial deltas
+    /// folded together, or status changes only.
+    public enum Verbosity: String, Sendable, Hashable, CaseIterable {
+        case full, coalesced, statusOnly
+    }
+
+    /// The scope a device needs to send this (view < approve < control).
+    public var requiredScope: Scope {
+        switch body {
+        case .hello, .listSessions, .subscribe, .unsubscribe, .ping: .view
+        case .approvalRespond, .sendInput: .approve
+        case .interrupt, .addProject, .listProjects, .startSession, .listApprovals, .getDiff, .discard, .exportFixture, .shutdown:
+            .control
+        }
+    }
+
+    public var type: String {
+        switch body {
+        case .hello: "hello"
+        case .listSessions: "listSessions"
+        case .subscribe: "subscribe"
+        case .unsubscribe: "unsubscribe"
+        case .approvalRespond: "approvalRespond"
+        case .sendInput: "sendInput"
+        case .interrupt: "interrupt"
+        case .ping: "ping"
+        case .addProject: "addProject"
+        case .listProjects: "listProjects"
+        case .startSession: "startSession"
+        case .listApprovals: "listApprovals"
+        case .getDiff: "getDiff"
+        case .discard: "discard"
+        case .exportFixture: "exportFixture"
+        case .shutdown: "shutdown"
+        }
+    }
+}
+
+/// What a paired device may do; the local CLI has `control`.
+public enum Scope: String, Sendable, Hashable, CaseIterable, Comparable {
+    case view, approve, control
+
+    public static func < (a: Scope, b: Scope) -> Bool { allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)! }
+}
+
+extension ClientMsg: JSONRepresentable {
+    public var json: JSONValue {
+        var o: JSONObject = ["type": .string(type)]
+        o.append("requestID", ifPresent: requestID.map(JSONValue.int))
+        switch body {
+        case .hello(let version, let client):
+            o.append("protocolVersion", .int(version))
+            o.append("client", .string(client))
+        case .listSessions(let includeArchived):
+            o.append("includeArchived", .bool(includeArchived))
+        case .subscribe(let id, let since, let verbosity):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("sinceSeq", ifPresent: since.map(JSONValue.int))
+            o.append("verbosity", .string(verbosity.rawValue))
+        case .unsubscribe(let id), .interrupt(let id), .exportFixture(let id):
+            o.append("sessionID", .string(id.rawValue))
+        case .approvalRespond(let id, let decision):
+            o.append("approvalID", .string(id.rawValue))
+            o.append("decision", decision.json)
+        case .sendInput(let id, let text):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("text", .string(text))
+        case .ping, .listProjects, .listApprovals:
+            break
+        case .addProject(let path, let name):
+            o.append("path", .string(path))
+            o.append("name", ifPresent: name.map(JSONValue.string))
+        case .startSession(let s):
+            o.append("prompt", .string(s.prompt))
+            o.append("project", ifPresent: s.project.map(JSONValue.string))
+            o.append("backend", .string(s.backend))
+            o.append("fixture", ifPresent: s.fixture.map(JSONValue.string))
+            o.append("base", ifPresent: s.base.map(JSONValue.string))
+            o.append("title", ifPresent: s.title.map(JSONValue.string))
+        case .getDiff(let id, let statOnly):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("statOnly", .bool(statOnly))
+        case .discard(let id, let deleteBranch):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("deleteBranch", .bool(deleteBranch))
+        case .shutdown(let killSessions):
+            o.append("killSessions", .bool(killSessions))
+        }
+        return .object(o)
+    }
+
+    public init(json: JSONValue) throws(ShapeError) {
+        let f = try Fields(json, "client message")
+        let requestID = try f.optionalInt("requestID")
+        func session() throws(ShapeError) -> SessionID { SessionID(try f.string("sessionID")) }
+        let body: Body
+        switch try f.string("type") {
+        case "hello": body = .hello(protocolVersion: try f.int("protocolVersion"), client: try f.optionalString("client") ?? "unknown")
+        case "listSessions": body = .listSessions(includeArchived: try f.bool("includeArchived", default: false))
+        case "subscribe":
+            let verbosity = try f.optionalString("verbosity").map { raw throws(ShapeError) -> Verbosity in
+                guard let v = Verbosity(rawValue: raw) else { throw ShapeError("client message: unknown verbosity \"\(raw)\"") }
+                return v
+            } ?? .full
+            body = .subscribe(sessionID: try session(), sinceSeq: try f.optionalInt("sinceSeq"), verbosity: verbosity)
+        case "unsubscribe": body = .unsubscribe(sessionID: try session())
+        case "approvalRespond": body = .approvalRespond(approvalID: ApprovalID(try f.string("approvalID")), decision: try f.decode("decision"))
+        case "sendInput": body = .sendInput(sessionID: try session(), text: try f.string("text"))
+        case "interrupt": body = .interrupt(sessionID: try session())
+        case "ping": body = .ping
+        case "addProject": body = .addProject(path: try f.string("path"), name: try f.optionalString("name"))
+        case "listProjects": body = .listProjects
+        case "startSession":
+            body = .startSession(StartSession(
+                prompt: try f.string("prompt"), project: try f.optionalString("project"), backend: try f.string("backend"),
+                fixture: try f.optionalString("fixture"), base: try f.optionalString("base"), title: try f.optionalString("title")))
+        case "listApprovals": body = .listApprovals
+        case "getDiff": body = .getDiff(sessionID: try session(), statOnly: try f.bool("statOnly", default: false))
+        case "discard": body = .discard(sessionID: try session(), deleteBranch: try f.bool("deleteBranch", default: false))
+        case "exportFixture": body = .exportFixture(sessionID: try session())
+        case "shutdown": body = .shutdown(killSessions: try f.bool("killSessions", default: false))
+        case let other: throw ShapeError("client message: unknown type \"\(other)\"")
+        }
+        self.init(body, requestID: requestID)
+    }
+}

@@ -1,0 +1,207 @@
+/// A message from the host to a client. Same wire rules as `ClientMsg` (docs/PROTOCOL.md).
+public struct HostMsg: Sendable, Hashable {
+    /// The `requestID` of the client message this answers, when it answers one.
+    public var requestID: Int64?
+    public var body: Body
+
+    public init(_ body: Body, requestID: Int64? = nil) {
+        self.body = body
+        self.requestID = requestID
+    }
+
+    public enum Body: Sendable, Hashable {
+        case welcome(protocolVersion: Int64, scope: Scope, hostName: String, hostVersion: String)
+        case sessionList([SessionSummary])
+        /// A cold subscribe: the summary, the last events, what is pending, and the cursor to
+        /// continue from.
+        case snapshot(summary: SessionSummary, events: [SequencedEvent], pendingApprovals: [ApprovalRequest], cursor: Int64)
+        /// Events of one session in seq order.
+        case events(sessionID: SessionID, events: [SequencedEvent])
+        case approvalRequested(ApprovalRequest)
+        case approvalResolved(sessionID: SessionID, ApprovalResolution)
+        case sessionUpdated(SessionSummary)
+        case error(code: ErrorCode, message: String, sessionID: SessionID?)
+        case pong
+        // Replies to control messages.
+        case ok
+        case sessionCreated(SessionSummary)
+        case projectList([ProjectInfo])
+        case approvalList([ApprovalRequest])
+        case diff(sessionID: SessionID, stat: DiffStat, files: [FileStat], patch: String?)
+        case fixture(sessionID: SessionID, text: String)
+    }
+
+    /// Error codes a client can act on (docs/PROTOCOL.md lists what each means).
+    public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
+        case badMessage, unknownType, protocolVersion, unauthorized, forbidden
+        case notFound, ambiguous, alreadyResolved, unsupported, invalidDecision, notReady, conflict, internalError
+    }
+
+    public var type: String {
+        switch body {
+        case .welcome: "welcome"
+        case .sessionList: "sessionList"
+        case .snapshot: "snapshot"
+        case .events: "events"
+        case .approvalRequested: "approvalRequested"
+        case .approvalResolved: "approvalResolved"
+        case .sessionUpdated: "sessionUpdated"
+        case .error: "error"
+        case .pong: "pong"
+        case .ok: "ok"
+        case .sessionCreated: "sessionCreated"
+        case .projectList: "projectList"
+        case .approvalList: "approvalList"
+        case .diff: "diff"
+        case .fixture: "fixture"
+        }
+    }
+}
+
+/// A project as clients see it.
+public struct ProjectInfo: Sendable, Hashable, JSONRepresentable {
+    public var id: ProjectID
+    public var name: String
+    public var path: String
+    public var baseBranch: String
+
+    public init(id: ProjectID, name: String, path: String, baseBranch: String) {
+        self.id = id
+        self.name = name
+        self.path = path
+        self.baseBranch = baseBranch
+    }
+
+    public var json: JSONValue {
+        ["id": .string(id.rawValue), "name": .string(name), "path": .string(path), "baseBranch": .string(baseBranch)]
+    }
+
+    public init(json: JSONValue) throws(ShapeError) {
+        let f = try Fields(json, "project")
+        self.init(id: ProjectID(try f.string("id")), name: try f.string("name"), path: try f.string("path"), baseBranch: try f.string("baseBranch"))
+    }
+}
+
+/// One file of a diff stat.
+public struct FileStat: Sendable, Hashable, JSONRepresentable {
+    public var path: String
+    /// `added`, `modified`, `deleted`, `renamed`, …
+    public var change: String
+    public var insertions: Int
+    public var deletions: Int
+    public var isBinary: Bool
+
+    public init(path: String, change: String, insertions: Int, deletions: Int, isBinary: Bool = false) {
+        self.path = path
+        self.change = change
+        self.insertions = insertions
+        self.deletions = deletions
+        self.isBinary = isBinary
+    }
+
+    public var json: JSONValue {
+        ["path": .string(path), "change": .string(change), "insertions": .int(Int64(insertions)),
+         "deletions": .int(Int64(deletions)), "isBinary": .bool(isBinary)]
+    }
+
+    public init(json: JSONValue) throws(ShapeError) {
+        let f = try Fields(json, "file stat")
+        self.init(path: try f.string("path"), change: try f.string("change"), insertions: Int(try f.int("insertions")),
+                  deletions: Int(try f.int("deletions")), isBinary: try f.bool("isBinary", default: false))
+    }
+}
+
+extension HostMsg: JSONRepresentable {
+    public var json: JSONValue {
+        var o: JSONObject = ["type": .string(type)]
+        o.append("requestID", ifPresent: requestID.map(JSONValue.int))
+        switch body {
+        case .welcome(let version, let scope, let hostName, let hostVersion):
+            o.append("protocolVersion", .int(version))
+            o.append("scope", .string(scope.rawValue))
+            o.append("hostName", .string(hostName))
+            o.append("hostVersion", .string(hostVersion))
+        case .sessionList(let sessions):
+            o.append("sessions", .array(sessions.map(\.json)))
+        case .snapshot(let summary, let events, let pending, let cursor):
+            o.append("summary", summary.json)
+            o.append("events", .array(events.map(\.json)))
+            o.append("pendingApprovals", .array(pending.map(\.json)))
+            o.append("cursor", .int(cursor))
+        case .events(let id, let events):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("events", .array(events.map(\.json)))
+        case .approvalRequested(let approval):
+            o.append("approval", approval.json)
+        case .approvalResolved(let id, let r):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("approvalID", .string(r.approvalID.rawValue))
+            o.append("decision", r.decision.json)
+            o.append("decidedBy", .string(r.decidedBy))
+            o.append("decidedByLabel", ifPresent: r.decidedByLabel.map(JSONValue.string))
+        case .sessionUpdated(let summary), .sessionCreated(let summary):
+            o.append("summary", summary.json)
+        case .error(let code, let message, let id):
+            o.append("code", .string(code.rawValue))
+            o.append("message", .string(message))
+            o.append("sessionID", ifPresent: id.map { .string($0.rawValue) })
+        case .pong, .ok:
+            break
+        case .projectList(let projects):
+            o.append("projects", .array(projects.map(\.json)))
+        case .approvalList(let approvals):
+            o.append("approvals", .array(approvals.map(\.json)))
+        case .diff(let id, let stat, let files, let patch):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("stat", stat.json)
+            o.append("files", .array(files.map(\.json)))
+            o.append("patch", ifPresent: patch.map(JSONValue.string))
+        case .fixture(let id, let text):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("text", .string(text))
+        }
+        return .object(o)
+    }
+
+    public init(json: JSONValue) throws(ShapeError) {
+        let f = try Fields(json, "host message")
+        let requestID = try f.optionalInt("requestID")
+        func list<T: JSONRepresentable>(_ key: String, _ type: T.Type) throws(ShapeError) -> [T] {
+            var out: [T] = []
+            for v in f[key]?.arrayValue ?? [] { out.append(try T(json: v)) }
+            return out
+        }
+        func session() throws(ShapeError) -> SessionID { SessionID(try f.string("sessionID")) }
+        let body: Body
+        switch try f.string("type") {
+        case "welcome":
+            body = .welcome(protocolVersion: try f.int("protocolVersion"), scope: try f.enumValue("scope"),
+                            hostName: try f.string("hostName"), hostVersion: try f.string("hostVersion"))
+        case "sessionList": body = .sessionList(try list("sessions", SessionSummary.self))
+        case "snapshot":
+            body = .snapshot(summary: try f.decode("summary"), events: try list("events", SequencedEvent.self),
+                             pendingApprovals: try list("pendingApprovals", ApprovalRequest.self), cursor: try f.int("cursor"))
+        case "events": body = .events(sessionID: try session(), events: try list("events", SequencedEvent.self))
+        case "approvalRequested": body = .approvalRequested(try f.decode("approval"))
+        case "approvalResolved":
+            body = .approvalResolved(sessionID: try session(), ApprovalResolution(
+                approvalID: ApprovalID(try f.string("approvalID")), decision: try f.decode("decision"),
+                decidedBy: try f.string("decidedBy"), decidedByLabel: try f.optionalString("decidedByLabel")))
+        case "sessionUpdated": body = .sessionUpdated(try f.decode("summary"))
+        case "sessionCreated": body = .sessionCreated(try f.decode("summary"))
+        case "error":
+            body = .error(code: ErrorCode(rawValue: try f.string("code")) ?? .internalError, message: try f.string("message"),
+                          sessionID: try f.optionalString("sessionID").map { SessionID($0) })
+        case "pong": body = .pong
+        case "ok": body = .ok
+        case "projectList": body = .projectList(try list("projects", ProjectInfo.self))
+        case "approvalList": body = .approvalList(try list("approvals", ApprovalRequest.self))
+        case "diff":
+            body = .diff(sessionID: try session(), stat: try f.decode("stat"), files: try list("files", FileStat.self),
+                         patch: try f.optionalString("patch"))
+        case "fixture": body = .fixture(sessionID: try session(), text: try f.string("text"))
+        case let other: throw ShapeError("host message: unknown type \"\(other)\"")
+        }
+        self.init(body, requestID: requestID)
+    }
+}
