@@ -114,7 +114,19 @@ class Conversation:
         if isinstance(items, str):
             items = [{"type": "message", "role": "user", "content": items}]
         self.has_tools = bool(body.get("tools"))
-        prompts = [i for i, item in enumerate(items) if isinstance(item, dict) and _is_prompt(item)]
+        # A user message right after a tool call's output is not a new prompt but a steer: the
+        # host's `turn/steer` (Nucleic carries a deny message that way). It does not restart the
+        # scenario's steps; its text is kept so a scenario can quote it.
+        prompts, self.steers = [], []
+        previous = None
+        for i, item in enumerate(items):
+            if isinstance(item, dict) and _is_prompt(item):
+                if previous in ("function_call_output", "custom_tool_call_output"):
+                    self.steers.append(_content_text(item.get("content")))
+                else:
+                    prompts.append(i)
+            if isinstance(item, dict) and item.get("type") != "reasoning":
+                previous = item.get("type", "message")
         self.scenario = None
         for i in prompts:
             m = SCENARIO_RE.search(_content_text(items[i].get("content")))
@@ -322,7 +334,8 @@ def scenario_response(conv, turn_key, state):
         if step == 0:
             s.function_call("exec_command", {"cmd": "rm -rf build"})
         elif _declined(conv.output_texts()):
-            s.text("The command was declined, so I left build in place.")
+            said = (" You said: " + conv.steers[-1]) if conv.steers else ""
+            s.text("The command was declined, so I left build in place." + said)
         else:
             s.text("The command ran.")
     elif name == "session-accept":
