@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import NucleicAdapters
+
+/// Exactly how to start one agent process: found binary, argv, environment, directory.
+public struct AgentLaunch: Sendable, Hashable {
+    public var executable: String
+    public var arguments: [String]
+    public var environment: [String: String]
+    public var workingDirectory: String
+
+    public init(executable: String, arguments: [String], environment: [String: String], workingDirectory: String) {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+    }
+
+    /// The launch a manifest describes (DESIGN.md §4): the binary from the manifest's
+    /// environment override, else the first of its names on `PATH`.
+    public static func from(
+        _ manifest: AdapterManifest, workingDirectory: String, model: String? = nil, resumeID: String? = nil,
+        environment: [String: String] = hostEnvironment()
+    ) throws(LaunchError) -> AgentLaunch {
+        var env = environment
+        env.merge(manifest.environment) { $1 }
+        let binary = try locate(manifest, environment: environment)
+        return AgentLaunch(executable: binary, arguments: manifest.launchArguments(model: model, resumeID: resumeID),
+                           environment: env, workingDirectory: workingDirectory)
+    }
+
+    static func locate(_ manifest: AdapterManifest, environment: [String: String]) throws(LaunchError) -> String {
+        if let variable = manifest.binaryEnvironment, let path = environment[variable], !path.isEmpty {
+            guard access(path, X_OK) == 0 else {
+                throw LaunchError("\(variable)=\(path) is not an executable file; fix or unset it")
+            }
+            return path
+        }
+        let searchPath = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for name in manifest.binaryNames {
+            for directory in searchPath.split(separator: ":") where !directory.isEmpty {
+                let candidate = "\(directory)/\(name)"
+                if access(candidate, X_OK) == 0 { return candidate }
+            }
+        }
+        let how = manifest.binaryEnvironment.map { " or set \($0) to its path" } ?? ""
+        throw LaunchError("\(manifest.displayName) is not installed: none of \(manifest.binaryNames.joined(separator: ", ")) is on PATH; install it\(how)")
+    }
+
+    /// This process's environment as a dictionary.
+    public static func hostEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let eq = text.firstIndex(of: "=") { result[String(text[..<eq])] = String(text[text.index(after: eq)...]) }
+            entry += 1
+        }
+        return result
+    }
+}
+
+/// A backend that cannot be started, with what to do about it.
+public struct LaunchError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,284 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import NucleicAdapters
+public import NucleicProtocol
+
+/// One agent at work: its process, its codec, its journal and transcript, its status.
+///
+/// Everything the agent writes goes through here in order: the raw line to the journal, the
+/// line through the codec, the events numbered (`seq` from the transcript's last + 1) and
+/// appended, the status updated, subscribers told. Everything the host asks of the agent
+/// (prompts, decisions, interrupts) goes through the codec and is journalled before it is
+/// written to the agent's stdin.
+///
+/// ### Invariants
+/// - seqs are contiguous; every event is appended to storage before a subscriber sees it;
+/// - an approval is answered at most once: the first valid answer wins, later ones get
+///   `alreadyResolved` naming who answered;
+/// - lines for the agent are written in the order the codec produced them.
+public actor Session {
+    public nonisolated let id: SessionID
+    public nonisolated let backend: String
+    private let storage: any SessionStorage
+    private var codec: any AgentCodec
+    private var lifecycle: SessionLifecycle
+    private var seq: Int64
+    private var process: ChildProcess?
+    private var framer = LineFramer()
+    private let startedAt = Timestamp.now()
+    private var subscribers: [Int: AsyncStream<SequencedEvent>.Continuation] = [:]
+    private var nextSubscriber = 0
+    private var resolved: [ApprovalID: ApprovalResolution] = [:]
+    private var outbox: AsyncStream<String>.Continuation?
+    private var stopping = false
+    private var exitStatus: ChildProcess.ExitStatus?
+    private var finished: [CheckedContinuation<Void, Never>] = []
+    /// How long an in-band interrupt may take before the process group gets SIGINT.
+    public var interruptGrace: Duration = .seconds(5)
+
+    public init(id: SessionID, backend: String, codec: any AgentCodec, storage: any SessionStorage,
+                status: SessionStatus = .queued) throws {
+        self.id = id
+        self.backend = backend
+        self.codec = codec
+        self.storage = storage
+        self.lifecycle = SessionLifecycle(status: status)
+        self.seq = try storage.lastSeq
+    }
+
+    public var status: SessionStatus { lifecycle.status }
+    public var lastSeq: Int64 { seq }
+    public var pendingApprovals: [ApprovalRequest] { codec.pendingApprovals }
+    public var isRunning: Bool { process != nil && exitStatus == nil }
+
+    // MARK: Life
+
+    /// Starts the agent and sends the first lines (handshake, first prompt).
+    public func start(_ launch: AgentLaunch, options: SessionStartOptions) throws(ProcessError) {
+        let process = try ChildProcess.spawn(
+            executable: launch.executable, arguments: launch.arguments, environment: launch.environment,
+            workingDirectory: launch.workingDirectory)
+        self.process = process
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        outbox = continuation
+        Task { await Self.writeLines(stream, to: process) }
+        Task { await self.readStdout(process) }
+        Task { await self.readStderr(process) }
+        Task { await self.watchExit(process) }
+        Task { await self.tick() }
+        record(lifecycle.apply(.started).map { [$0] } ?? [], rawOffset: nil)
+        apply(codec.start(options, now: .now()), rawOffset: nil)
+        if options.prompt != nil { record(lifecycle.apply(.promptSent).map { [$0] } ?? [], rawOffset: nil) }
+    }
+
+    /// Ends the agent: closes its stdin, then SIGINT → SIGTERM → SIGKILL on its process group.
+    public func stop(grace: Duration = .seconds(3)) async {
+        stopping = true
+        guard let process else { return }
+        outbox?.finish()
+        _ = await process.terminate(grace: grace)
+        await untilExited()
+    }
+
+    /// Waits until the agent process has exited and its output is all recorded.
+    public func untilExited() async {
+        guard process != nil, exitStatus == nil else { return }
+        await withCheckedContinuation { finished.append($0) }
+    }
+
+    /// Marks the session with a host-side fact (conflicted, integrated, discarded, restarted).
+    public func mark(_ input: SessionLifecycle.Input) {
+        record(lifecycle.apply(input).map { [$0] } ?? [], rawOffset: nil)
+    }
+
+    // MARK: Host → agent
+
+    /// A follow-up (or the first prompt of an idle session).
+    public func send(prompt text: String) throws(SessionError) {
+        try ensureRunning()
+        do { apply(try codec.send(.prompt(text), now: .now()), rawOffset: nil) } catch { throw SessionError(error) }
+        record(lifecycle.apply(.promptSent).map { [$0] } ?? [], rawOffset: nil)
+    }
+
+    /// Asks the agent to stop its turn; signals the process group if it does not within the grace.
+    public func interrupt() throws(SessionError) {
+        try ensureRunning()
+        do { apply(try codec.send(.interrupt, now: .now()), rawOffset: nil) } catch { throw SessionError(error) }
+        let grace = interruptGrace
+        let seqAtInterrupt = seq
+        Task {
+            try? await Task.sleep(for: grace)
+            await self.escalateInterrupt(since: seqAtInterrupt)
+        }
+    }
+
+    /// Answers an approval. The first valid answer wins.
+    public func respond(_ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String? = nil) throws(SessionError) {
+        if let earlier = resolved[approvalID] {
+            throw SessionError(.alreadyResolved, "approval \(approvalID) was already answered by \(earlier.decidedByLabel ?? earlier.decidedBy)")
+        }
+        guard codec.pendingApprovals.contains(where: { $0.id == approvalID }) else {
+            throw SessionError(.notFound, "session \(id) has no pending approval \(approvalID) (it may have been withdrawn)")
+        }
+        try ensureRunning()
+        let output: CodecOutput
+        do { output = try codec.send(.decide(approvalID, decision), now: .now()) } catch { throw SessionError(error) }
+        let resolution = ApprovalResolution(approvalID: approvalID, decision: decision, decidedBy: decidedBy, decidedByLabel: label)
+        resolved[approvalID] = resolution
+        record([.approvalResolved(resolution)], rawOffset: nil)
+        apply(output, rawOffset: nil)
+    }
+
+    // MARK: Subscribers
+
+    /// Events from now on (read earlier ones from the transcript first).
+    public func subscribe() -> AsyncStream<SequencedEvent> {
+        let (stream, continuation) = AsyncStream<SequencedEvent>.makeStream(bufferingPolicy: .unbounded)
+        let key = nextSubscriber
+        nextSubscriber += 1
+        subscribers[key] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribe(key) } }
+        return stream
+    }
+
+    private func unsubscribe(_ key: Int) { subscribers[key] = nil }
+
+    // MARK: Agent → host
+
+    private func readStdout(_ process: ChildProcess) async {
+        for await chunk in process.stdout { take(chunk) }
+        if let last = framer.finish() { take(last) }
+    }
+
+    private func take(_ chunk: [UInt8]) {
+        for output in framer.feed(chunk) { take(output) }
+    }
+
+    private func take(_ output: LineFramer.Output) {
+        switch output {
+        case .line(let line):
+            let offset = journal(.out, line)
+            apply(codec.receive(line: line, now: .now()), rawOffset: offset)
+        case .overLimit(let preview, let count):
+            // The journal keeps what the framer kept; the codec reports the line as too long.
+            let offset = journal(.out, preview)
+            apply(codec.overLimit(preview: preview, byteCount: count), rawOffset: offset)
+        }
+    }
+
+    private func readStderr(_ process: ChildProcess) async {
+        var framer = LineFramer(limit: 1 << 20)
+        for await chunk in process.stderr {
+            for case .line(let line) in framer.feed(chunk) { journal(.err, line) }
+        }
+        if case .line(let line)? = framer.finish() { journal(.err, line) }
+    }
+
+    private func watchExit(_ process: ChildProcess) async {
+        let status = await process.wait()
+        exitStatus = status
+        outbox?.finish()
+        for approval in codec.pendingApprovals {
+            record([.approvalWithdrawn(approvalID: approval.id, reason: "the agent exited")], rawOffset: nil)
+        }
+        let expected = stopping || (status.isSuccess && lifecycle.status != .running)
+        if !expected {
+            let tail = process.stderrTail(maxBytes: 2000)
+            record([.error(code: "agentExited", message: "the agent \(status)" + (tail.isEmpty ? "" : "; its stderr ends: \(tail)"),
+                           preview: nil)], rawOffset: nil)
+        }
+        record(lifecycle.apply(.processExited(description: "\(status)", expected: expected)).map { [$0] } ?? [], rawOffset: nil)
+        for continuation in finished { continuation.resume() }
+        finished = []
+    }
+
+    private func tick() async {
+        while exitStatus == nil {
+            try? await Task.sleep(for: .seconds(1))
+            apply(codec.expire(now: .now()), rawOffset: nil)
+        }
+    }
+
+    private func escalateInterrupt(since: Int64) {
+        guard let process, exitStatus == nil, lifecycle.status == .running || lifecycle.status == .awaitingApproval else { return }
+        _ = try? process.signal(SIGINT)
+    }
+
+    // MARK: Recording
+
+    private func apply(_ output: CodecOutput, rawOffset: Int64?) {
+        for line in output.lines {
+            journal(.in, Array(line.utf8))
+            outbox?.yield(line)
+        }
+        var events: [AgentEvent] = []
+        for event in output.events {
+            events.append(event)
+            if let change = lifecycle.apply(.event(event)) { events.append(change) }
+        }
+        record(events, rawOffset: rawOffset)
+    }
+
+    private func record(_ events: [AgentEvent], rawOffset: Int64?) {
+        guard !events.isEmpty else { return }
+        let now = Timestamp.now()
+        let sequenced = events.map { event -> SequencedEvent in
+            seq += 1
+            return SequencedEvent(seq: seq, ts: now, event: event, rawOffset: rawOffset)
+        }
+        do {
+            try storage.appendEvents(sequenced)
+        } catch {
+            // The transcript could not be written (disk full?): keep the session alive, say so on
+            // stderr; the journal still has the raw lines to rebuild from.
+            HostLog.warning("session \(id): could not append events \(sequenced.first!.seq)…\(seq): \(error)")
+        }
+        for event in sequenced { for continuation in subscribers.values { continuation.yield(event) } }
+    }
+
+    @discardableResult
+    private func journal(_ direction: RawDirection, _ line: [UInt8]) -> Int64? {
+        let t = Double(Timestamp.now().millisecondsSince1970 - startedAt.millisecondsSince1970) / 1000
+        do { return try storage.appendRaw(direction, line: line, t: t) } catch {
+            HostLog.warning("session \(id): could not append to the raw journal: \(error)")
+            return nil
+        }
+    }
+
+    private func ensureRunning() throws(SessionError) {
+        guard process != nil, exitStatus == nil else {
+            throw SessionError(.notReady, "session \(id)'s agent is not running (status \(lifecycle.status.rawValue))")
+        }
+    }
+
+    private static func writeLines(_ lines: AsyncStream<String>, to process: ChildProcess) async {
+        for await line in lines {
+            do { try await process.write(line: line) } catch { return }
+        }
+        process.closeStdin()
+    }
+}
+
+/// Why a session refused a request.
+public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let code: HostMsg.ErrorCode
+    public let message: String
+
+    public init(_ code: HostMsg.ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    init(_ error: CodecError) {
+        let code: HostMsg.ErrorCode = switch error.code {
+        case .unsupported: .unsupported
+        case .unknownApproval: .notFound
+        case .invalidDecision: .invalidDecision
+        case .notReady: .notReady
+        }
+        self.init(code, error.message)
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
