@@ -56,6 +56,9 @@ USAGE = {
 }
 
 PATCH_NOTES = "*** Begin Patch\n*** Add File: notes.txt\n+Notes from the mock.\n*** End Patch\n"
+PATCH_NOTES_UPDATE = (
+    "*** Begin Patch\n*** Update File: notes.txt\n@@\n-Notes from the mock.\n+Notes from the mock, updated.\n*** End Patch\n"
+)
 
 QUESTIONS = {
     "questions": [
@@ -352,8 +355,18 @@ def scenario_response(conv, turn_key, state):
         else:
             s.text("Appended to log.txt twice.")
     elif name == "file-change":
-        if step == 0:
+        if FOLLOWUP_TOKEN in conv.last_prompt:
+            # A later turn: a second patch, to the file added by the first.
+            if step == 0:
+                s.custom_call("apply_patch", PATCH_NOTES_UPDATE)
+            elif _declined(conv.output_texts()):
+                s.text("The second patch was declined.")
+            else:
+                s.text("Updated notes.txt.")
+        elif step == 0:
             s.custom_call("apply_patch", PATCH_NOTES)
+        elif _declined(conv.output_texts()):
+            s.text("The patch was declined.")
         else:
             s.text("Added notes.txt.")
     elif name == "interrupt":
@@ -384,6 +397,12 @@ def scenario_response(conv, turn_key, state):
     elif name == "sandbox-denied":
         if step == 0:
             s.function_call("exec_command", {"cmd": "sleep 0.5; echo probe > /var/tmp/nucleic-sandbox-probe.txt"})
+        else:
+            s.text("Writing outside the workspace was not allowed.")
+    elif name == "sandbox-denied-fast":
+        # As sandbox-denied but failing at once: Codex then often emits no commandExecution item.
+        if step == 0:
+            s.function_call("exec_command", {"cmd": "echo probe > /var/tmp/nucleic-sandbox-probe.txt"})
         else:
             s.text("Writing outside the workspace was not allowed.")
     elif name == "exec-fail":

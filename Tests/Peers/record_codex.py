@@ -331,6 +331,23 @@ def sc_file_change(cx):
     cx.run_turn([decision("accept")])
 
 
+def sc_file_decline(cx):
+    cx.handshake()
+    tid = cx.start_thread()
+    cx.start_turn(3, tid, prompt("file-change", "Add notes.txt."))
+    cx.run_turn([decision("decline")])
+
+
+def sc_file_session(cx):
+    # acceptForSession on a patch: a later patch to the same file is applied without asking.
+    cx.handshake()
+    tid = cx.start_thread()
+    cx.start_turn(3, tid, prompt("file-change", "Add notes.txt."))
+    cx.run_turn([decision("acceptForSession")])
+    cx.start_turn(4, tid, "Update it. [[followup]]")
+    cx.run_turn()
+
+
 def sc_interrupt(cx):
     cx.handshake()
     tid = cx.start_thread()
@@ -420,6 +437,14 @@ def sc_sandbox_denied(cx):
     cx.run_turn()
 
 
+def sc_sandbox_denied_fast(cx):
+    # As sandbox-denied, but the write fails at once: Codex then emits no commandExecution item.
+    cx.handshake()
+    tid = cx.start_thread(approvalPolicy="on-request")
+    cx.start_turn(3, tid, prompt("sandbox-denied-fast", "Write outside the workspace."))
+    cx.run_turn()
+
+
 def sc_protocol_errors(cx):
     # Requests before initialize, unknown methods, garbage lines, an answer to an unknown id.
     cx.send({"id": "early", "method": "thread/start", "params": {"cwd": cx.repo}}, settle=False)
@@ -439,8 +464,9 @@ def sc_protocol_errors(cx):
 
 def sc_resume(cx, prior_thread):
     cx.handshake()
-    reply = cx.request(2, "thread/resume", {"threadId": prior_thread, "cwd": cx.repo, "model": MODEL,
-                                            "approvalPolicy": "untrusted", "sandbox": "workspace-write"})
+    # excludeTurns: without it the reply carries the whole history and Codex sends a deprecationNotice.
+    reply = cx.request(2, "thread/resume", {"threadId": prior_thread, "cwd": cx.repo, "approvalPolicy": "untrusted",
+                                            "sandbox": "workspace-write", "excludeTurns": True})
     tid = reply["result"]["thread"]["id"]
     cx.start_turn(3, tid, "After the restart. [[followup]]")
     cx.run_turn()
@@ -482,6 +508,12 @@ def canonical_no_output_delta(lines):
     return not any(m.get("method") == "item/commandExecution/outputDelta" for d, m in _messages(lines))
 
 
+def canonical_no_command_item(lines):
+    # The failing command usually (not always) gets no item/started / item/completed at all.
+    return not any(m.get("method") in ("item/started", "item/completed") and m["params"]["item"]["type"] == "commandExecution"
+                   for d, m in _messages(lines))
+
+
 def canonical_two_tools(lines):
     # Codex starts the two parallel calls in either order; keep the recording where call _0 asks first.
     reqs = [m for d, m in _messages(lines) if m.get("method") == "item/commandExecution/requestApproval"]
@@ -504,6 +536,8 @@ SCENARIOS = {
     "cancel": (sc_cancel, (), canonical_declined),
     "session-accept": (sc_session_accept, ()),
     "file-change": (sc_file_change, ()),
+    "file-decline": (sc_file_decline, ()),
+    "file-session": (sc_file_session, ()),
     "interrupt": (sc_interrupt, ()),
     "followup": (sc_followup, ()),
     "api-error": (sc_api_error, ()),
@@ -514,6 +548,7 @@ SCENARIOS = {
     "exec-fail": (sc_exec_fail, (), canonical_no_output_delta),
     "output-stream": (sc_output_stream, ()),
     "sandbox-denied": (sc_sandbox_denied, ()),
+    "sandbox-denied-fast": (sc_sandbox_denied_fast, (), canonical_no_command_item),
     "protocol-errors": (sc_protocol_errors, ()),
     "resume": (sc_resume, ()),
 }
@@ -718,17 +753,17 @@ def main():
                 lines, secs = record(name, codex, mock, args.verbose, args.keep)
             except Exception as e:  # noqa: BLE001 - report and continue with the other scenarios
                 failed.append(name)
-                print("%-16s FAILED: %s: %s" % (name, type(e).__name__, e))
+                print("%-20s FAILED: %s: %s" % (name, type(e).__name__, e))
                 continue
             path = os.path.join(args.out, name + ".jsonl")
             with open(path, "w", encoding="utf-8") as f:
                 f.write("\n".join(lines) + "\n")
-            print("%-16s %3d lines  %5.1fs  %s" % (name, len(lines) - 1, secs, os.path.relpath(path)))
+            print("%-20s %3d lines  %5.1fs  %s" % (name, len(lines) - 1, secs, os.path.relpath(path)))
             for n in range(args.check):
                 again, _ = record(name, codex, mock, False, False)
                 if again != lines:
                     failed.append(name + "(unstable)")
-                    print("%-16s UNSTABLE on re-record %d:" % (name, n + 1))
+                    print("%-20s UNSTABLE on re-record %d:" % (name, n + 1))
                     for a, b in zip(lines, again):
                         if a != b:
                             print("   - " + a[:400])
