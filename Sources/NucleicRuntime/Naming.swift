@@ -1,0 +1,75 @@
+public import NucleicProtocol
+
+/// Names the host makes and resolves: branch slugs from titles, ids from prefixes.
+public enum Naming {
+    /// A branch-safe slug of a title: lowercase ASCII letters and digits joined by single
+    /// hyphens, at most `maxLength` characters, never empty (`session` when nothing is left).
+    public static func slug(_ title: String, maxLength: Int = 40) -> String {
+        var out = ""
+        var pendingHyphen = false
+        for scalar in title.lowercased().unicodeScalars {
+            if scalar.isASCII, scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar)) {
+                if pendingHyphen && !out.isEmpty { out.append("-") }
+                pendingHyphen = false
+                out.unicodeScalars.append(scalar)
+                if out.count > maxLength { break }
+            } else {
+                pendingHyphen = true
+            }
+        }
+        if out.count > maxLength {
+            // Cut at the last word boundary that fits, unless that would lose most of it.
+            let cut = out.prefix(maxLength + 1)
+            if let hyphen = cut.lastIndex(of: "-"), out.distance(from: out.startIndex, to: hyphen) > maxLength / 2 {
+                out = String(out[..<hyphen])
+            } else {
+                out = String(out.prefix(maxLength))
+            }
+        }
+        while out.hasSuffix("-") { out.removeLast() }
+        return out.isEmpty ? "session" : out
+    }
+
+    /// A title from a prompt: its first line, cut at a word boundary near `maxLength`.
+    public static func title(fromPrompt prompt: String, maxLength: Int = 60) -> String {
+        let firstLine = prompt.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? prompt
+        let trimmed = firstLine.trimmingSpaces()
+        guard trimmed.count > maxLength else { return trimmed.isEmpty ? "untitled" : trimmed }
+        let cut = trimmed.prefix(maxLength)
+        if let space = cut.lastIndex(of: " "), cut.distance(from: cut.startIndex, to: space) > maxLength / 2 {
+            return String(cut[..<space]) + "…"
+        }
+        return String(cut) + "…"
+    }
+
+    public enum PrefixMatch<ID: Hashable>: Hashable {
+        case one(ID)
+        case none
+        case ambiguous([ID])
+    }
+
+    /// The one id `prefix` names (case-insensitive); a full id always matches itself.
+    public static func resolve<Tag>(_ prefix: String, among ids: some Sequence<Identifier<Tag>>) -> PrefixMatch<Identifier<Tag>> {
+        let needle = prefix.lowercased()
+        guard !needle.isEmpty else { return .none }
+        var matches: [Identifier<Tag>] = []
+        for id in ids {
+            if id.rawValue == needle { return .one(id) }
+            if id.rawValue.hasPrefix(needle) { matches.append(id) }
+        }
+        switch matches.count {
+        case 0: return .none
+        case 1: return .one(matches[0])
+        default: return .ambiguous(matches.sorted())
+        }
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var s = Substring(self)
+        while let first = s.first, first.isWhitespace { s.removeFirst() }
+        while let last = s.last, last.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}
