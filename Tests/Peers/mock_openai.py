@@ -28,10 +28,12 @@ Scenarios (the names are the contract with the Swift tests):
   interrupt       exec_command `sleep 30` (the host interrupts)
   followup        "first turn done"; a later prompt containing [[followup]] gets "second turn done"
   api-error       HTTP 400 with an OpenAI error body (Codex does not retry a 400)
+  server-error    HTTP 500 every time (Codex retries silently, request_max_retries times)
   stream-error    HTTP 200 whose SSE stream ends with `response.failed`
   two-tools       two exec_command calls in one response (parallel tool calls; they sleep 0.5 s
                   and 1.5 s first, so that they finish in a fixed order), then text
   reasoning       a reasoning item with a summary, then text
+  exec            runs the command given as [[cmd:COMMAND]] in the latest prompt, then text (a probe)
   question        request_user_input (needs Plan mode on turn/start), then text quoting the answer
   retry           the first request of a turn fails with HTTP 500, the retry succeeds (needs
                   request_max_retries >= 1; the only scenario with state, keyed by Codex's turn id)
@@ -46,6 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SCENARIO_RE = re.compile(r"\[\[scenario:([A-Za-z0-9_-]+)\]\]")
 FOLLOWUP_TOKEN = "[[followup]]"
+CMD_RE = re.compile(r"\[\[cmd:(.*?)\]\]", re.S)
 
 USAGE = {
     "input_tokens": 100,
@@ -137,6 +140,8 @@ class Conversation:
                 self.scenario = m.group(1)
                 break
         self.last_prompt = _content_text(items[prompts[-1]].get("content")) if prompts else ""
+        m = CMD_RE.search(self.last_prompt)
+        self.command = m.group(1) if m else None
         self.turn_number = len(prompts)  # 1 for the first user prompt of the thread
         after = items[prompts[-1] + 1:] if prompts else items
         self.calls = [i for i in after if isinstance(i, dict) and i.get("type") in ("function_call", "custom_tool_call")]
@@ -384,6 +389,8 @@ def scenario_response(conv, turn_key, state):
             "message": "Mock API error: this model request is refused.",
             "type": "invalid_request_error", "param": None, "code": "mock_refused",
         }})
+    elif name == "server-error":
+        return ("http", 500, {"error": {"message": "Mock server error.", "type": "server_error", "code": None}})
     elif name == "stream-error":
         s.failed("server_error", "Mock stream failure.")
         return ("sse", s)
@@ -405,6 +412,12 @@ def scenario_response(conv, turn_key, state):
             s.function_call("exec_command", {"cmd": "echo probe > /var/tmp/nucleic-sandbox-probe.txt"})
         else:
             s.text("Writing outside the workspace was not allowed.")
+    elif name == "exec":
+        # Free-form probe: runs the command given as [[cmd:...]] in the latest prompt.
+        if step == 0 and conv.command:
+            s.function_call("exec_command", {"cmd": conv.command})
+        else:
+            s.text("Ran it.")
     elif name == "exec-fail":
         if step == 0:
             s.function_call("exec_command", {"cmd": "ls /nonexistent-nucleic"})

@@ -389,6 +389,15 @@ def sc_stream_error(cx):
     cx.run_turn()
 
 
+def sc_server_error(cx):
+    # HTTP 500 with request_max_retries=0 and stream_max_retries=0: one request, then the failure
+    # (with the defaults Codex makes 30 requests over ~25 s, reporting "Reconnecting... n/5").
+    cx.handshake()
+    tid = cx.start_thread()
+    cx.start_turn(3, tid, prompt("server-error", "Fail on the server."))
+    cx.run_turn()
+
+
 def sc_two_tools(cx):
     cx.handshake()
     tid = cx.start_thread()
@@ -542,6 +551,8 @@ SCENARIOS = {
     "followup": (sc_followup, ()),
     "api-error": (sc_api_error, ()),
     "stream-error": (sc_stream_error, ("model_providers.mock.stream_max_retries=1",)),
+    "server-error": (sc_server_error, ("model_providers.mock.request_max_retries=0",
+                                       "model_providers.mock.stream_max_retries=0")),
     "two-tools": (sc_two_tools, (), canonical_two_tools),
     "reasoning": (sc_reasoning, ()),
     "question": (sc_question, (), canonical_question),
