@@ -32,7 +32,7 @@ Scenarios (the names are the contract with the Swift tests):
   stream-error    HTTP 200 whose SSE stream ends with `response.failed`
   two-tools       two exec_command calls in one response (parallel tool calls; they sleep 0.5 s
                   and 1.5 s first, so that they finish in a fixed order), then text
-  reasoning       a reasoning item with a summary, then text
+  reasoning       a reasoning item with a summary, then text (usage with cached and reasoning tokens)
   exec            runs the command given as [[cmd:COMMAND]] in the latest prompt, then text (a probe)
   question        request_user_input (needs Plan mode on turn/start), then text quoting the answer
   retry           the first request of a turn fails with HTTP 500, the retry succeeds (needs
@@ -56,6 +56,14 @@ USAGE = {
     "output_tokens": 20,
     "output_tokens_details": {"reasoning_tokens": 0},
     "total_tokens": 120,
+}
+
+USAGE_REASONING = {
+    "input_tokens": 100,
+    "input_tokens_details": {"cached_tokens": 40},
+    "output_tokens": 30,
+    "output_tokens_details": {"reasoning_tokens": 12},
+    "total_tokens": 130,
 }
 
 PATCH_NOTES = "*** Begin Patch\n*** Add File: notes.txt\n+Notes from the mock.\n*** End Patch\n"
@@ -167,6 +175,7 @@ class Stream:
         self.rid = "resp_" + tag
         self.events = [("response.created", {"type": "response.created", "response": {"id": self.rid}})]
         self.index = 0
+        self.usage = USAGE
 
     def _add(self, kind, payload):
         payload = dict(type=kind, **payload)
@@ -256,7 +265,7 @@ class Stream:
         })
 
     def completed(self):
-        self._add("response.completed", {"response": {"id": self.rid, "status": "completed", "usage": USAGE}})
+        self._add("response.completed", {"response": {"id": self.rid, "status": "completed", "usage": self.usage}})
 
     def failed(self, code, message):
         self._add("response.failed", {
@@ -436,6 +445,7 @@ def scenario_response(conv, turn_key, state):
         else:
             s.text("Wrote a.txt and b.txt.")
     elif name == "reasoning":
+        s.usage = USAGE_REASONING
         s.reasoning("Thinking about the answer.")
         s.text("Reasoned answer.")
     elif name == "question":
@@ -557,7 +567,7 @@ def _turn_key(headers):
 
 def _non_streaming(stream):
     output = stream.items()
-    return {"id": stream.rid, "object": "response", "status": "completed", "output": output, "usage": USAGE}
+    return {"id": stream.rid, "object": "response", "status": "completed", "output": output, "usage": stream.usage}
 
 
 def main():
