@@ -1,42 +1,58 @@
 #!/usr/bin/env python3
 """A scripted mock of the OpenAI Responses API for driving the real Codex CLI offline.
 
-Usage: python3 mock_openai.py [--port 0] [--log FILE]
+Usage: python3 mock_openai.py [--port 0] [--log FILE] [--dump DIR]
 
 Binds 127.0.0.1, prints `PORT <n>` as its first stdout line (flushed), then serves until killed.
-Python 3 standard library only.
+Python 3 standard library only. --log appends one JSON line per request (path, scenario, step,
+turn, status, the items answered); --dump writes every request's headers and body to DIR.
 
 Codex is pointed at it with (see docs/notes/codex-wire.md):
-  -c model_provider=mock -c model_providers.mock.name=mock
+  -c model_provider=mock -c model_providers.mock.name=mock      (the name is required)
   -c model_providers.mock.base_url=http://127.0.0.1:PORT/v1
   -c model_providers.mock.wire_api=responses -c model_providers.mock.env_key=MOCK_API_KEY
-  (+ -c model_providers.mock.request_max_retries=0 -c model_providers.mock.stream_max_retries=0
-     so that a failing API ends the turn at once)
+and MOCK_API_KEY=<anything>. Add -c model_providers.mock.request_max_retries=0 and
+-c model_providers.mock.stream_max_retries=0 when a failing API should end the turn at once.
+
+Routes: POST /v1/responses (SSE, or JSON when "stream": false); GET /v1/models (a one-model list;
+Codex 0.163.0 never asked for it); anything else 404.
 
 Scripting is stateless: the scenario is the token `[[scenario:NAME]]` in the first user prompt of
 the conversation (Codex resends the whole conversation on every request), and the step within the
-scenario is derived from the items after the latest user prompt (the function_call_output /
-custom_tool_call_output items Codex appended). Requests without a scenario token (auxiliary calls)
-get a short canned answer. So any number of concurrent tests can share one mock.
+scenario is the number of function_call_output / custom_tool_call_output items after the latest
+user prompt. A later prompt containing `[[followup]]` selects a scenario's follow-up script.
+Requests without a scenario token (auxiliary calls; none were seen from 0.163.0) get "OK.".
+So any number of concurrent tests can share one mock. Ids in the answers are deterministic
+(msg_/fc_/ctc_/rs_/call_<scenario>_t<turn>_s<step>_<index>); Codex uses call_id as the item id of
+commandExecution / fileChange items and the message / reasoning id as the item id of
+agentMessage / reasoning items.
 
 Scenarios (the names are the contract with the Swift tests):
   plain           text "Hello from the mock."
   tool-allow      exec_command `echo hello > hello.txt`, then text
-  deny-continue   exec_command `rm -rf build`; after the (declined) output, text saying so
-  session-accept  exec_command `echo one >> log.txt` twice (second one after the first output), then text
-  file-change     apply_patch (freeform) adding notes.txt, then text
+  deny-continue   exec_command `rm -rf build`; after the output, text saying whether it was declined
+  session-accept  exec_command `echo one >> log.txt` twice (the second after the first's output),
+                  then text; [[followup]]: `echo one >> log.txt`, then `echo two >> log.txt`, text
+  file-change     apply_patch (freeform) adding notes.txt, then text (says so if declined);
+                  [[followup]]: apply_patch updating notes.txt, then text
   interrupt       exec_command `sleep 30` (the host interrupts)
-  followup        "first turn done"; a later prompt containing [[followup]] gets "second turn done"
-  api-error       HTTP 400 with an OpenAI error body (Codex does not retry a 400)
-  server-error    HTTP 500 every time (Codex retries silently, request_max_retries times)
+  followup        "first turn done"; a prompt containing [[followup]] gets "second turn done"
+  api-error       HTTP 400 with an OpenAI error body (Codex never retries a 400);
+                  [[followup]]: text "Working again."
+  server-error    HTTP 500 every time (Codex retries: request_max_retries x stream_max_retries)
   stream-error    HTTP 200 whose SSE stream ends with `response.failed`
-  two-tools       two exec_command calls in one response (parallel tool calls; they sleep 0.5 s
-                  and 1.5 s first, so that they finish in a fixed order), then text
+  retry           the first request of a turn fails with HTTP 500, the retry succeeds (the only
+                  scenario with state, keyed by Codex's turn id from x-codex-turn-metadata)
+  two-tools       two exec_command calls in one response (parallel tool calls; the stream stalls
+                  0.1 s between them and they sleep 0.5 s / 1.5 s, so the order is fixed), then text
   reasoning       a reasoning item with a summary, then text (usage with cached and reasoning tokens)
+  question        request_user_input with one question (only works in Plan mode), then text
+                  quoting the chosen labels
+  exec-fail       exec_command `ls /nonexistent-nucleic` (exits 2), then text
+  output-stream   exec_command printing three lines 0.3 s apart, then text
+  sandbox-denied  exec_command `sleep 0.5; echo probe > /var/tmp/nucleic-sandbox-probe.txt`, then text
+  sandbox-denied-fast  the same without the sleep (fails at once inside the sandbox)
   exec            runs the command given as [[cmd:COMMAND]] in the latest prompt, then text (a probe)
-  question        request_user_input (needs Plan mode on turn/start), then text quoting the answer
-  retry           the first request of a turn fails with HTTP 500, the retry succeeds (needs
-                  request_max_retries >= 1; the only scenario with state, keyed by Codex's turn id)
 """
 import argparse
 import json
@@ -393,6 +409,8 @@ def scenario_response(conv, turn_key, state):
             s.text("second turn done")
         else:
             s.text("first turn done")
+    elif name == "api-error" and FOLLOWUP_TOKEN in conv.last_prompt:
+        s.text("Working again.")
     elif name == "api-error":
         return ("http", 400, {"error": {
             "message": "Mock API error: this model request is refused.",

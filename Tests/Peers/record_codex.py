@@ -379,6 +379,9 @@ def sc_api_error(cx):
     tid = cx.start_thread()
     cx.start_turn(3, tid, prompt("api-error", "Fail please."))
     cx.run_turn()
+    # The thread is left in status systemError; the next turn works.
+    cx.start_turn(4, tid, "Try again. [[followup]]")
+    cx.run_turn()
 
 
 def sc_stream_error(cx):
