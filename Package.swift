@@ -36,6 +36,7 @@ let package = Package(
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime", "NucleicTestSupport"]),
+        .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
         .testTarget(
             name: "EndToEndTests",
