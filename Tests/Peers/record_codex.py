@@ -13,11 +13,20 @@ volatile values and writes `<out>/<scenario>.jsonl` (DESIGN.md §6).
 The codex binary is --codex, else $NUCLEIC_CODEX_BIN (`eval "$(scripts/peers.sh)"`), else `codex`
 on PATH. The mock model API is started once and shared (it is stateless per conversation).
 
-Stability: before every message the host sends, the recorder waits until Codex has been quiet for
-a moment, so that the interleaving of the two directions does not depend on timing; normalization
-then rewrites uuids, timestamps, durations, process ids, temp paths, the port and the host name.
-Recording twice with an unchanged CLI gives identical files (checked with `--check N`, which
-records every scenario N extra times in memory and reports any difference).
+Stability (docs/notes/codex-wire.md §15): before every message the host sends, the recorder waits
+until Codex has been quiet for 0.25 s, so that the interleaving of the two directions does not
+depend on timing. stdout and stderr have no order between them, so err lines get canonical places
+(startup lines first, later ones at the end of their stretch between two host messages). Races
+inside Codex are settled by re-recording a scenario until its `canonical` predicate holds.
+Normalization rewrites uuids, timestamps, durations, process ids, temp paths, the port and the
+host name. Recording twice with an unchanged CLI gives identical files (`--check N` records every
+scenario N more times in memory and reports any difference).
+
+Scenarios (mock side in mock_openai.py; the table in docs/notes/codex-wire.md §15 says what each
+fixture shows): plain, tool-allow, deny-continue, cancel, session-accept, file-change,
+file-decline, file-session, interrupt, followup, api-error, server-error, stream-error, two-tools,
+reasoning, question, exec-fail, output-stream, sandbox-denied, sandbox-denied-fast,
+protocol-errors, resume.
 """
 import argparse
 import json
@@ -39,6 +48,7 @@ import fixturelib  # noqa: E402
 MODEL = "gpt-5.5"
 CLIENT_INFO = {"name": "nucleic", "title": None, "version": "0.1.0"}
 FIXTURE_ROOT = "/tmp/nucleic-fixture"
+SANDBOX_PROBE = "/var/tmp/nucleic-sandbox-probe.txt"   # what sandbox-denied* try to write
 QUIET = 0.25            # seconds of silence before the host sends its next message
 TURN_TIMEOUT = 20.0
 
@@ -725,6 +735,10 @@ def record_once(name, codex, mock, verbose=False, keep=False):
             cx.close()
         finally:
             cx.kill()
+        if os.path.exists(SANDBOX_PROBE):
+            # The sandbox let a write outside the workspace through: clean up, and say so.
+            os.remove(SANDBOX_PROBE)
+            sys.stderr.write("%s: warning: %s was written (sandbox not effective?)\n" % (name, SANDBOX_PROBE))
         norm = Normalizer(root, mock.port)
         return cx.writer.lines(norm), time.monotonic() - started
     finally:
