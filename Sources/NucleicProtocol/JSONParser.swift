@@ -8,8 +8,16 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
 /// A byte-level JSON parser (RFC 8259) for the ingest hot path.
 ///
 /// DESIGN.md §7: `JSONSerialization` reads agent streams at 0.4× Python's `json.loads`, so agent
-/// lines are parsed here straight from UTF-8 bytes. Strings without escapes are decoded in one
-/// step; nesting is limited so hostile input cannot exhaust the stack.
+/// lines are parsed here straight from UTF-8 bytes (docs/BENCHMARKS.md has the numbers). What
+/// makes it fast:
+/// - strings are scanned eight bytes at a time for `"`, `\` and control characters; a string
+///   without escapes becomes a `String` in one step (one validation, one copy), one with escapes
+///   is assembled run by run in a scratch buffer that is reused for every string of the text;
+/// - long strings that are not all ASCII are validated in pieces (see `decode`);
+/// - object keys the agent protocols repeat on every line come from a table (`KnownKeys`);
+/// - objects and arrays are built on two scratch stacks shared by all nesting levels, then moved
+///   into one exact-size array each, instead of growing an array per container;
+/// - nesting is limited so hostile input cannot exhaust the stack.
 public struct JSONParser: ~Copyable {
     /// Deepest nesting accepted; agent messages nest a dozen levels at most.
     public static let maximumDepth = 512
@@ -41,18 +49,28 @@ public struct JSONParser: ~Copyable {
         return value
     }
 
-    private let base: UnsafePointer<UInt8>?
+    private let base: UnsafePointer<UInt8>
     private let end: Int
     private var index = 0
+    /// Entries of the objects being parsed, innermost last (see `ScratchStack`).
+    private var entries = ScratchStack<JSONObject.Entry>()
+    /// Elements of the arrays being parsed, innermost last.
+    private var elements = ScratchStack<JSONValue>()
+    /// The bytes of a string with escapes, decoded; its capacity is kept from string to string.
+    private var unescaped = ByteBuffer()
+    /// The high bits of the string bytes scanned since the last reset: zero means ASCII. (Whole
+    /// words are or-ed in, so a byte just past the string may count too: a hint, never wrong for ASCII.)
+    private var highBits: UInt64 = 0
 
     private init(_ buffer: UnsafeBufferPointer<UInt8>) {
-        base = buffer.baseAddress
+        // An empty buffer may have no address; nothing is read from it then (`end` is 0).
+        base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         end = buffer.count
     }
 
     private func error(_ message: String) -> JSONParseError { JSONParseError(offset: index, message: message) }
 
-    @inline(__always) private func byte(at i: Int) -> UInt8 { base![i] }
+    @inline(__always) private func byte(at i: Int) -> UInt8 { base[i] }
 
     @inline(__always) private mutating func skipWhitespace() {
         while index < end {
@@ -88,25 +106,25 @@ public struct JSONParser: ~Copyable {
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONObject {
         guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth)") }
         index += 1  // {
-        var entries: [JSONObject.Entry] = []
+        let first = entries.count
         skipWhitespace()
-        if index < end, byte(at: index) == UInt8(ascii: "}") { index += 1; return JSONObject(entries) }
+        if index < end, byte(at: index) == UInt8(ascii: "}") { index += 1; return JSONObject() }
         while true {
             skipWhitespace()
             guard index < end, byte(at: index) == UInt8(ascii: "\"") else { throw error("expected a string key") }
-            let key = try parseString()
+            let key = try parseKey()
             skipWhitespace()
             guard index < end, byte(at: index) == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
             let value = try parseValue(depth: depth)
-            entries.append(JSONObject.Entry(key, value))
+            entries.push(JSONObject.Entry(key, value))
             skipWhitespace()
             guard index < end else { throw error("unexpected end of input in object") }
             let c = byte(at: index)
             index += 1
             if c == UInt8(ascii: ",") { continue }
-            if c == UInt8(ascii: "}") { return JSONObject(entries) }
+            if c == UInt8(ascii: "}") { return JSONObject(entries.popArray(from: first)) }
             index -= 1
             throw error("expected ',' or '}'")
         }
@@ -115,72 +133,226 @@ public struct JSONParser: ~Copyable {
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> [JSONValue] {
         guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth)") }
         index += 1  // [
-        var elements: [JSONValue] = []
+        let first = elements.count
         skipWhitespace()
-        if index < end, byte(at: index) == UInt8(ascii: "]") { index += 1; return elements }
+        if index < end, byte(at: index) == UInt8(ascii: "]") { index += 1; return [] }
         while true {
             skipWhitespace()
-            elements.append(try parseValue(depth: depth))
+            elements.push(try parseValue(depth: depth))
             skipWhitespace()
             guard index < end else { throw error("unexpected end of input in array") }
             let c = byte(at: index)
             index += 1
             if c == UInt8(ascii: ",") { continue }
-            if c == UInt8(ascii: "]") { return elements }
+            if c == UInt8(ascii: "]") { return elements.popArray(from: first) }
             index -= 1
             throw error("expected ',' or ']'")
         }
     }
 
+    /// An object key: one of `KnownKeys` when it is one (no decoding, no allocation), else a string.
+    private mutating func parseKey() throws(JSONParseError) -> String {
+        let start = index + 1
+        // The table's keys are under 32 bytes: four words hold one and its closing quote. They are
+        // read whole while the text has 32 more bytes (else the general path takes the key).
+        if end - start >= 32 {
+            @inline(__always) func word(_ i: Int) -> UInt64 {
+                UInt64(littleEndian: UnsafeRawPointer(base + start + 8 * i).loadUnaligned(as: UInt64.self))
+            }
+            /// The bytes of `w` before its first stop byte, and how many there are (8: no stop).
+            @inline(__always) func head(_ w: UInt64) -> (UInt64, Int) {
+                let stops = Self.stopBytes(w)
+                if stops == 0 { return (w, 8) }
+                let n = stops.trailingZeroBitCount >> 3  // 0...7, so the shift below stays under 64
+                return (n == 0 ? 0 : w & (~0 >> (64 - 8 * UInt64(n))), n)
+            }
+            var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+            var length = 0
+            var n: Int
+            (words.0, n) = head(word(0))
+            length = n
+            if n == 8 {
+                (words.1, n) = head(word(1))
+                length += n
+                if n == 8 {
+                    (words.2, n) = head(word(2))
+                    length += n
+                    if n == 8 {
+                        (words.3, n) = head(word(3))
+                        length += n
+                    }
+                }
+            }
+            if n < 8, length > 0, byte(at: start + length) == UInt8(ascii: "\""), let key = KnownKeys.table.key(words, length) {
+                index = start + length + 1
+                return key
+            }
+        }
+        return try parseString()
+    }
+
+    /// The high bit set in each byte of `w` that is `"`, `\` or below 0x20 (see `scanToQuoteOrEscape`).
+    @inline(__always) private static func stopBytes(_ w: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quote = w ^ (ones &* 0x22)
+        let backslash = w ^ (ones &* 0x5C)
+        return ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | (w &- ones &* 0x20) & ~w) & (ones &* 0x80)
+    }
+
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
-        // Fast path: no escapes. Scan to the closing quote.
-        while index < end {
-            let c = byte(at: index)
-            if c == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: index - start), as: UTF8.self)
-                index += 1
-                return text
-            }
-            if c == UInt8(ascii: "\\") { break }
-            if c < 0x20 { throw error("control character in string") }
+        highBits = 0
+        try scanToQuoteOrEscape()
+        if byte(at: index) == UInt8(ascii: "\"") {
+            // No escapes: the bytes are the string.
+            let text = Self.decode(UnsafeBufferPointer(start: base + start, count: index - start), mayBeNonASCII: highBits & 0x8080_8080_8080_8080 != 0)
             index += 1
+            return text
         }
-        guard index < end else { throw error("unterminated string") }
-        // Slow path: copy what we have, then decode escapes.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(index - start + 16)
-        bytes.append(contentsOf: UnsafeBufferPointer(start: base! + start, count: index - start))
-        while index < end {
-            let c = byte(at: index)
-            switch c {
-            case UInt8(ascii: "\""):
+        // Escapes: decode into the scratch buffer, the bytes between escapes copied word by word.
+        unescaped.removeAll()
+        unescaped.append(base + start, count: index - start)
+        while true {
+            // At a backslash.
+            index += 1
+            guard index < end else { throw error("unterminated escape") }
+            let e = byte(at: index)
+            index += 1
+            switch e {
+            case UInt8(ascii: "\""): unescaped.append(0x22)
+            case UInt8(ascii: "\\"): unescaped.append(0x5C)
+            case UInt8(ascii: "/"): unescaped.append(0x2F)
+            case UInt8(ascii: "b"): unescaped.append(0x08)
+            case UInt8(ascii: "f"): unescaped.append(0x0C)
+            case UInt8(ascii: "n"): unescaped.append(0x0A)
+            case UInt8(ascii: "r"): unescaped.append(0x0D)
+            case UInt8(ascii: "t"): unescaped.append(0x09)
+            case UInt8(ascii: "u"):
+                let scalar = try parseUnicodeEscape()
+                if scalar.value >= 0x80 { highBits |= 0x80 }
+                UTF8.encode(scalar) { unescaped.append($0) }
+            default: index -= 1; throw error("invalid escape")
+            }
+            try copyToQuoteOrEscape()
+            if byte(at: index) == UInt8(ascii: "\"") {
                 index += 1
-                return String(decoding: bytes, as: UTF8.self)
-            case UInt8(ascii: "\\"):
-                index += 1
-                guard index < end else { throw error("unterminated escape") }
-                let e = byte(at: index)
-                index += 1
-                switch e {
-                case UInt8(ascii: "\""): bytes.append(0x22)
-                case UInt8(ascii: "\\"): bytes.append(0x5C)
-                case UInt8(ascii: "/"): bytes.append(0x2F)
-                case UInt8(ascii: "b"): bytes.append(0x08)
-                case UInt8(ascii: "f"): bytes.append(0x0C)
-                case UInt8(ascii: "n"): bytes.append(0x0A)
-                case UInt8(ascii: "r"): bytes.append(0x0D)
-                case UInt8(ascii: "t"): bytes.append(0x09)
-                case UInt8(ascii: "u"): appendScalar(try parseUnicodeEscape(), to: &bytes)
-                default: index -= 1; throw error("invalid escape")
-                }
-            default:
-                if c < 0x20 { throw error("control character in string") }
-                bytes.append(c)
-                index += 1
+                return Self.decode(unescaped.bytes, mayBeNonASCII: highBits & 0x8080_8080_8080_8080 != 0)
             }
         }
+    }
+
+    /// `scanToQuoteOrEscape`, copying the bytes it passes into `unescaped` as it goes: each word
+    /// is stored whole before it is tested, and what lies past a stop byte is not kept. (Source
+    /// code and command output have an escape every line; a `memcpy` call per run cost more.)
+    @inline(__always) private mutating func copyToQuoteOrEscape() throws(JSONParseError) {
+        var i = index
+        var high: UInt64 = 0
+        defer { highBits |= high }
+        scan: while end - i >= 8 {
+            // Blocks of up to 4 KiB: room reserved once, then a loop on plain local pointers.
+            let block = min(end - i, 4096) & ~7
+            let out = unescaped.reserveTail(block)
+            var o = 0
+            while o < block {
+                let w = UnsafeRawPointer(base + i + o).loadUnaligned(as: UInt64.self)
+                UnsafeMutableRawPointer(out + o).storeBytes(of: w, as: UInt64.self)
+                let word = UInt64(littleEndian: w)
+                high |= word
+                let hits = Self.stopBytes(word)
+                if hits != 0 {
+                    let kept = o + hits.trailingZeroBitCount >> 3
+                    unescaped.commit(kept)
+                    i += kept
+                    break scan
+                }
+                o += 8
+            }
+            unescaped.commit(block)
+            i += block
+        }
+        while i < end {
+            let c = byte(at: i)
+            high |= UInt64(c) << 7 & 0x80
+            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { index = i; return }
+            if c < 0x20 { index = i; throw error("control character in string") }
+            unescaped.append(c)
+            i += 1
+        }
+        index = end
+        throw error("unterminated string")
+    }
+
+    /// `String(decoding: bytes, as: UTF8.self)`: the same string, ill-formed bytes repaired the same
+    /// way, but built faster when it is long and not all ASCII.
+    ///
+    /// The standard library checks a buffer eight bytes at a time only while it is all ASCII; from
+    /// the first other byte on it validates byte by byte (~10 instructions a byte, a third of a
+    /// parse). So a long string is decoded in pieces: runs of 256 or more ASCII bytes through that
+    /// fast path, what lies between them through the full validation, appended into one string of
+    /// the right capacity. (An append costs some 300 instructions: shorter runs do not pay for
+    /// theirs; 128 and 256 measured best.) Splitting next to an ASCII byte cannot change the
+    /// result: an ASCII byte is never part of a multi-byte sequence, and it ends any ill-formed
+    /// one before it.
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, mayBeNonASCII: Bool) -> String {
+        let n = bytes.count
+        guard mayBeNonASCII, n >= 256, let base = bytes.baseAddress else { return String(decoding: bytes, as: UTF8.self) }
+        @inline(__always) func isASCIIWord(_ i: Int) -> Bool {
+            UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+        }
+        @inline(__always) func piece(_ range: Range<Int>) -> String {
+            String(decoding: UnsafeBufferPointer(start: base + range.lowerBound, count: range.count), as: UTF8.self)
+        }
+        var result: String?
+        var pending = 0  // start of the bytes not yet in `result`
+        var i = 0
+        while n - i >= 8 {
+            guard isASCIIWord(i) else { i += 8; continue }
+            let run = i
+            repeat { i += 8 } while n - i >= 8 && isASCIIWord(i)
+            guard i - run >= 256 else { continue }
+            if result == nil {
+                result = String()
+                result!.reserveCapacity(n)
+            }
+            if run > pending { result!.append(piece(pending..<run)) }
+            result!.append(piece(run..<i))
+            pending = i
+        }
+        guard var result else { return String(decoding: bytes, as: UTF8.self) }
+        if pending < n { result.append(piece(pending..<n)) }
+        return result
+    }
+
+    /// Moves `index` to the next `"` or `\` inside a string; a control character or the end of
+    /// the input first is an error.
+    ///
+    /// Eight bytes at a time (SWAR): for a word `w`, `(x - 0x01…) & ~x & 0x80…` flags the zero
+    /// bytes of `x`, so `x = w ^ 0x22…` finds quotes, `x = w ^ 0x5C…` backslashes, and
+    /// `(w - 0x20…) & ~w & 0x80…` bytes below 0x20. A borrow can flag a byte above a real hit, never
+    /// below one, so the lowest flag is exact; the byte loop then decides what it found.
+    @inline(__always) private mutating func scanToQuoteOrEscape() throws(JSONParseError) {
+        var i = index
+        var high: UInt64 = 0
+        defer { highBits |= high }
+        while end - i >= 8 {
+            let w = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+            high |= w
+            let hits = Self.stopBytes(w)
+            if hits != 0 {
+                i += hits.trailingZeroBitCount >> 3
+                break
+            }
+            i += 8
+        }
+        while i < end {
+            let c = byte(at: i)
+            high |= UInt64(c) << 7 & 0x80  // bit 7 of the word's lowest byte, as for whole words
+            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { index = i; return }
+            if c < 0x20 { index = i; throw error("control character in string") }
+            i += 1
+        }
+        index = end
         throw error("unterminated string")
     }
 
@@ -220,10 +392,6 @@ public struct JSONParser: ~Copyable {
         return value
     }
 
-    private func appendScalar(_ scalar: Unicode.Scalar, to bytes: inout [UInt8]) {
-        UTF8.encode(scalar) { bytes.append($0) }
-    }
-
     private mutating func parseNumber() throws(JSONParseError) -> JSONValue {
         let start = index
         var negative = false
@@ -260,10 +428,218 @@ public struct JSONParser: ~Copyable {
             if !negative, magnitude <= UInt64(Int64.max) { return .int(Int64(magnitude)) }
             if negative, magnitude <= UInt64(Int64.max) + 1 { return .int(magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)) }
         }
-        let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: index - start), as: UTF8.self)
+        let text = String(decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
         guard let double = Double(text) else { throw JSONParseError(offset: start, message: "number out of range") }
         return .double(double)
     }
 
     @inline(__always) private func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+}
+
+/// A stack of values for the parser's containers under construction, innermost last.
+///
+/// A container's values are pushed as they are parsed; at its closing bracket they are moved (not
+/// copied: no retain/release) into one array of exactly their count, and the stack shrinks back.
+/// One stack serves every nesting level, so a text costs one growing buffer, not one per container.
+private struct ScratchStack<Element>: ~Copyable {
+    private var storage: UnsafeMutablePointer<Element>?
+    private var capacity = 0
+    private(set) var count = 0
+
+    init() {}
+
+    deinit {
+        // Values of containers left open by an error.
+        storage?.deinitialize(count: count)
+        storage?.deallocate()
+    }
+
+    @inline(__always) mutating func push(_ element: consuming Element) {
+        if count == capacity { grow() }
+        (storage! + count).initialize(to: element)
+        count += 1
+    }
+
+    /// Moves the values from `start` to the top into a new array.
+    mutating func popArray(from start: Int) -> [Element] {
+        let n = count - start
+        guard n > 0, let storage else { return [] }
+        // Not `Array(unsafeUninitializedCapacity:)`: it allocates through an unspecialized
+        // runtime call that looks the element type's metadata up every time (5% of a parse).
+        var array: [Element] = []
+        array.reserveCapacity(n)
+        for i in start..<count { array.append((storage + i).move()) }
+        count = start
+        return array
+    }
+
+    private mutating func grow() {
+        let newCapacity = max(16, capacity * 2)
+        let newStorage = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        if let storage {
+            newStorage.moveInitialize(from: storage, count: count)
+            storage.deallocate()
+        }
+        storage = newStorage
+        capacity = newCapacity
+    }
+}
+
+/// A growable byte buffer for decoding escaped strings: appends are `memcpy`s, and clearing it
+/// keeps its capacity for the next string.
+private struct ByteBuffer: ~Copyable {
+    private var storage: UnsafeMutablePointer<UInt8>?
+    private var capacity = 0
+    private(set) var count = 0
+
+    init() {}
+
+    deinit { storage?.deallocate() }
+
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage, count: count) }
+
+    mutating func removeAll() { count = 0 }
+
+    @inline(__always) mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(minimum: count + 1) }
+        storage![count] = byte
+        count += 1
+    }
+
+    /// Room for `k` more bytes, at the end: write them, then `commit` how many to keep.
+    @inline(__always) mutating func reserveTail(_ k: Int) -> UnsafeMutablePointer<UInt8> {
+        if count + k > capacity { grow(minimum: count + k) }
+        return storage! + count
+    }
+
+    @inline(__always) mutating func commit(_ k: Int) { count += k }
+
+    @inline(__always) mutating func append(_ start: UnsafePointer<UInt8>, count n: Int) {
+        guard n > 0 else { return }
+        if count + n > capacity { grow(minimum: count + n) }
+        UnsafeMutableRawPointer(storage! + count).copyMemory(from: start, byteCount: n)
+        count += n
+    }
+
+    private mutating func grow(minimum: Int) {
+        let newCapacity = max(minimum, 256, capacity * 2)
+        let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        if let storage {
+            newStorage.update(from: storage, count: count)
+            storage.deallocate()
+        }
+        storage = newStorage
+        capacity = newCapacity
+    }
+}
+
+/// Object keys Claude Code's stream-json and Codex's app-server protocol write on every line.
+///
+/// Keys are most of the strings in an agent line and nearly all of them come from a small set:
+/// returning the table's string (a literal: no validation, no allocation, no reference count)
+/// instead of decoding the bytes again takes ~8% off a parse of Claude stream-json. Any other key
+/// is decoded as usual, so the table changes speed, never results. Collected from
+/// `Fixtures/*/*.jsonl` and the tool results Claude Code reports; keys of 32 bytes or more are
+/// left out (`parseKey` reads four words, the closing quote included).
+private struct KnownKeys: @unchecked Sendable {  // read-only after init
+    static let table = KnownKeys([
+        // Claude Code stream-json and control protocol
+        "type", "subtype", "session_id", "uuid", "parent_tool_use_id", "message", "id", "role", "model", "content",
+        "text", "thinking", "signature", "name", "input", "tool_use_id", "is_error", "stop_reason", "stop_sequence",
+        "usage", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+        "cache_creation", "ephemeral_1h_input_tokens", "ephemeral_5m_input_tokens", "service_tier",
+        "server_tool_use", "web_search_requests", "web_fetch_requests", "output_tokens_details", "thinking_tokens",
+        "inference_geo", "iterations", "speed", "fallback_credit", "context_management", "timestamp", "request_id",
+        "event", "index", "delta", "content_block", "partial_json", "api_message_id", "ttft_ms", "thinking_display",
+        "tool_use_result", "tool_result_meta", "permission_decision", "decision", "source", "stdout", "stderr",
+        "interrupted", "isImage", "noOutputExpected", "request", "response", "tool_name", "display_name",
+        "description", "permission_suggestions", "rules", "toolName", "ruleContent", "behavior", "destination",
+        "directories", "mode", "blocked_path", "decision_reason", "updatedInput", "result", "num_turns",
+        "duration_ms", "duration_api_ms", "total_cost_usd", "modelUsage", "permission_denials", "terminal_reason",
+        "api_error_status", "errors", "error", "status", "cwd", "tools", "mcp_servers", "permissionMode",
+        "slash_commands", "apiKeySource", "claude_code_version", "output_style", "agents", "skills", "plugins",
+        "inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "webSearchRequests",
+        "costUSD", "contextWindow", "maxOutputTokens", "estimated_tokens", "estimated_tokens_delta", "task_id",
+        "task_type", "is_backgrounded", "attempt", "max_retries", "retry_delay_ms", "error_status", "state",
+        "commands", "argumentHint", "builtin", "questions", "question", "header", "options", "label", "multiSelect",
+        "answers",
+        // Claude Code tool inputs and results
+        "command", "file_path", "old_string", "new_string", "replace_all", "pattern", "path", "output_mode",
+        "offset", "limit", "file", "filePath", "numLines", "startLine", "totalLines", "oldString", "newString",
+        "originalFile", "structuredPatch", "oldStart", "oldLines", "newStart", "newLines", "lines", "userModified",
+        "replaceAll", "numFiles", "filenames", "todos", "activeForm", "url", "prompt",
+        // Codex app-server
+        "jsonrpc", "method", "params", "threadId", "turnId", "itemId", "item", "items", "turn", "thread",
+        "emittedAtMs", "startedAtMs", "completedAtMs", "durationMs", "aggregatedOutput", "exitCode", "processId",
+        "commandActions", "changes", "diff", "kind", "phase", "summary", "details", "tokenUsage", "total", "last",
+        "totalTokens", "cachedInputTokens", "reasoningOutputTokens", "modelContextWindow", "rateLimits", "primary",
+        "secondary", "usedPercent", "windowDurationMins", "resetsAt", "requestId", "reason", "availableDecisions",
+        "proposedExecpolicyAmendment", "codexErrorInfo", "additionalDetails", "willRetry", "createdAt", "updatedAt",
+        "preview", "modelProvider", "sessionId", "approvalPolicy", "sandbox", "reasoningEffort", "value", "text_elements",
+    ])
+
+    private struct Entry {
+        /// The key's UTF-8 in four little-endian words, zero-padded.
+        var words: (UInt64, UInt64, UInt64, UInt64)
+        var length: Int
+        var key: String
+    }
+
+    // Plain buffers, not arrays: a lookup then costs no reference counting. Allocated once, when
+    // the table is first used, and kept for the life of the process.
+    /// Open addressing, linear probing: 0 is empty, else 1 + an index into `entries`.
+    private let slots: UnsafeMutablePointer<UInt16>
+    private let entries: UnsafeMutablePointer<Entry>
+    private let mask: Int
+    private let shift: UInt64
+
+    private init(_ list: [String]) {
+        var bits: UInt64 = 6
+        while 1 << bits < list.count * 4 { bits += 1 }
+        var slots = [UInt16](repeating: 0, count: 1 << bits)
+        var entries: [Entry] = []
+        for key in list where !key.isEmpty && key.utf8.count < 32 {
+            var bytes = Array(key.utf8)
+            bytes += [UInt8](repeating: 0, count: 32 - bytes.count)
+            let word = { (i: Int) in bytes[8 * i..<8 * i + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+            let entry = Entry(words: (word(0), word(1), word(2), word(3)), length: key.utf8.count, key: key)
+            var slot = Self.slot(entry.words, entry.length, shift: 64 - bits)
+            var duplicate = false
+            while slots[slot] != 0 {
+                if entries[Int(slots[slot]) - 1].key == key { duplicate = true; break }
+                slot = (slot + 1) & (slots.count - 1)
+            }
+            if duplicate { continue }
+            entries.append(entry)
+            slots[slot] = UInt16(entries.count)
+        }
+        self.slots = .allocate(capacity: slots.count)
+        self.slots.initialize(from: slots, count: slots.count)
+        self.entries = .allocate(capacity: entries.count)
+        self.entries.initialize(from: entries, count: entries.count)
+        mask = slots.count - 1
+        shift = 64 - bits
+    }
+
+    @inline(__always) private static func slot(_ w: (UInt64, UInt64, UInt64, UInt64), _ length: Int, shift: UInt64) -> Int {
+        let h = (w.0 &* 0x9E37_79B9_7F4A_7C15) ^ (w.1 &* 0xC2B2_AE3D_27D4_EB4F) ^ (w.2 &* 0x1656_67B1_9E37_79F9)
+            ^ (w.3 &* 0x85EB_CA77_C2B2_AE63) ^ UInt64(length)
+        return Int(truncatingIfNeeded: (h &* 0x9E37_79B9_7F4A_7C15) >> shift)
+    }
+
+    /// The key whose UTF-8 is `words` (zero-padded after `length` bytes), if it is in the table.
+    @inline(__always) func key(_ words: (UInt64, UInt64, UInt64, UInt64), _ length: Int) -> String? {
+        var slot = Self.slot(words, length, shift: shift)
+        while true {
+            let k = Int(slots[slot])
+            guard k != 0 else { return nil }
+            let e = entries + (k - 1)
+            if e.pointee.length == length, e.pointee.words.0 == words.0, e.pointee.words.1 == words.1,
+                e.pointee.words.2 == words.2, e.pointee.words.3 == words.3
+            {
+                return e.pointee.key
+            }
+            slot = (slot + 1) & mask
+        }
+    }
 }
