@@ -32,6 +32,7 @@ let package = Package(
         .executableTarget(name: "nucleic-bench", dependencies: ["NucleicProtocol", "NucleicAdapters"]),
 
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol"]),
+        .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit"]),
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
