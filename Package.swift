@@ -25,6 +25,7 @@ let package = Package(
         .target(name: "NucleicStore", dependencies: ["NucleicProtocol", "CSQLite"]),
         .target(name: "NucleicGit", dependencies: ["CGit2"]),
         .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "CShims"]),
+        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "CShims"]),
         .executableTarget(
             name: "nucleic",
             dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire"]
@@ -37,6 +38,7 @@ let package = Package(
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime", "NucleicTestSupport"]),
+        .testTarget(name: "NucleicSyncTests", dependencies: ["NucleicSync"]),
         .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
         .testTarget(

@@ -49,4 +49,7 @@ int nucleic_wexitstatus(int status);
 int nucleic_wifsignaled(int status);
 int nucleic_wtermsig(int status);
 
+// Unix-domain socket helpers (NucleicSync).
+#include "CShimsSocket.h"
+
 #endif
