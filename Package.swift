@@ -33,6 +33,7 @@ let package = Package(
         .executableTarget(name: "nucleic-bench", dependencies: ["NucleicProtocol", "NucleicAdapters"]),
 
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol"]),
+        .testTarget(name: "NucleicStoreTests", dependencies: ["NucleicStore", "NucleicProtocol"]),
         .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit"]),
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),

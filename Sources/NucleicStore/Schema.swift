@@ -1,0 +1,107 @@
+/// The schema, as the ordered list of migrations that build it (docs/STORE.md explains each
+/// table). A released migration is never edited: a change is a new migration at the end.
+///
+/// Conventions: `STRICT` tables (a value of the wrong type is an error, not silently kept);
+/// identifiers are UUIDv7 text; times are Unix milliseconds (`INTEGER`); JSON is compact text.
+/// Columns whose set of values may grow (session status, risk, device scope) are checked in
+/// Swift, not with `CHECK`, because SQLite cannot alter a constraint without rebuilding the
+/// table; fixed sets (approval status, rule scope and behavior) are checked by SQLite.
+enum Schema {
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "initial", sql: """
+            CREATE TABLE projects (
+                id          TEXT PRIMARY KEY NOT NULL,
+                name        TEXT NOT NULL UNIQUE,
+                path        TEXT NOT NULL,
+                base_branch TEXT NOT NULL,
+                created_at  INTEGER NOT NULL
+            ) STRICT;
+
+            CREATE TABLE sessions (
+                id                TEXT PRIMARY KEY NOT NULL,
+                project_id        TEXT NOT NULL REFERENCES projects(id) ON DELETE RESTRICT,
+                backend           TEXT NOT NULL,
+                title             TEXT NOT NULL,
+                prompt            TEXT NOT NULL,
+                status            TEXT NOT NULL,
+                branch            TEXT NOT NULL,
+                worktree_path     TEXT,
+                base_branch       TEXT NOT NULL,
+                native_session_id TEXT,
+                last_seq          INTEGER NOT NULL DEFAULT 0 CHECK (last_seq >= 0),
+                diff_files        INTEGER,
+                diff_insertions   INTEGER,
+                diff_deletions    INTEGER,
+                created_at        INTEGER NOT NULL,
+                updated_at        INTEGER NOT NULL,
+                exit_code         INTEGER,
+                exit_signal       INTEGER,
+                stderr_tail       TEXT,
+                error             TEXT,
+                CHECK ((diff_files IS NULL) = (diff_insertions IS NULL) AND (diff_files IS NULL) = (diff_deletions IS NULL)),
+                CHECK (exit_code IS NULL OR exit_signal IS NULL)
+            ) STRICT;
+            CREATE INDEX sessions_by_updated ON sessions(updated_at DESC, id DESC);
+            CREATE INDEX sessions_by_project ON sessions(project_id, updated_at DESC);
+            CREATE INDEX sessions_by_status ON sessions(status, updated_at DESC);
+
+            CREATE TABLE approvals (
+                id               TEXT PRIMARY KEY NOT NULL,
+                session_id       TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                tool_call_id     TEXT,
+                tool_name        TEXT NOT NULL,
+                input_json       TEXT NOT NULL,
+                risk             TEXT NOT NULL,
+                request_json     TEXT NOT NULL,
+                status           TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'resolved', 'withdrawn')),
+                decision_json    TEXT,
+                decided_by       TEXT,
+                decided_by_label TEXT,
+                withdraw_reason  TEXT,
+                created_at       INTEGER NOT NULL,
+                resolved_at      INTEGER,
+                CHECK ((status = 'pending') = (resolved_at IS NULL)),
+                CHECK ((status = 'resolved') = (decision_json IS NOT NULL AND decided_by IS NOT NULL))
+            ) STRICT;
+            CREATE INDEX approvals_by_session ON approvals(session_id, created_at);
+            CREATE INDEX approvals_pending ON approvals(created_at) WHERE status = 'pending';
+
+            CREATE TABLE devices (
+                id          TEXT PRIMARY KEY NOT NULL,
+                label       TEXT NOT NULL,
+                scope       TEXT NOT NULL,
+                public_key  BLOB NOT NULL UNIQUE CHECK (length(public_key) = 32),
+                created_at  INTEGER NOT NULL,
+                revoked_at  INTEGER
+            ) STRICT;
+
+            CREATE TABLE rules (
+                id          TEXT PRIMARY KEY NOT NULL,
+                scope       TEXT NOT NULL CHECK (scope IN ('session', 'project')),
+                project_id  TEXT REFERENCES projects(id) ON DELETE CASCADE,
+                session_id  TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+                rule        TEXT NOT NULL,
+                behavior    TEXT NOT NULL CHECK (behavior IN ('allow', 'deny')),
+                created_by  TEXT NOT NULL,
+                created_at  INTEGER NOT NULL,
+                approval_id TEXT REFERENCES approvals(id) ON DELETE SET NULL,
+                CHECK ((scope = 'session') = (session_id IS NOT NULL AND project_id IS NULL)
+                   AND (scope = 'project') = (project_id IS NOT NULL AND session_id IS NULL))
+            ) STRICT;
+            CREATE INDEX rules_by_project ON rules(project_id) WHERE project_id IS NOT NULL;
+            CREATE INDEX rules_by_session ON rules(session_id) WHERE session_id IS NOT NULL;
+
+            CREATE TABLE todos (
+                id          INTEGER PRIMARY KEY,
+                session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                position    INTEGER NOT NULL,
+                text        TEXT NOT NULL,
+                done        INTEGER NOT NULL DEFAULT 0 CHECK (done IN (0, 1)),
+                UNIQUE (session_id, position)
+            ) STRICT;
+            """),
+    ]
+
+    /// The newest schema version this build knows.
+    static var latestVersion: Int { migrations.count }
+}
