@@ -24,8 +24,8 @@ let package = Package(
         .target(name: "NucleicWire", dependencies: ["NucleicProtocol", "CSodium"]),
         .target(name: "NucleicStore", dependencies: ["NucleicProtocol", "CSQLite"]),
         .target(name: "NucleicGit", dependencies: ["CGit2"]),
-        .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "CShims"]),
-        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "CShims"]),
+        .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicStore", "NucleicGit", "CShims"]),
+        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "CShims"]),
         .executableTarget(
             name: "nucleic",
             dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire"]

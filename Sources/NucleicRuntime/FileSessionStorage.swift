@@ -1,0 +1,59 @@
+import Synchronization
+public import NucleicStore
+public import NucleicProtocol
+
+/// A session's raw journal and transcript on disk (`sessions/<id>/`), as the Session actor's
+/// `SessionStorage`.
+///
+/// Durability: raw lines are written without a sync each; before events are appended the
+/// journal is synced, then the transcript batch is written and synced. So a transcript line
+/// never points at raw bytes that could be lost, and a crash loses at most raw lines that no
+/// event refers to yet (docs/STORE.md).
+public final class FileSessionStorage: SessionStorage, Sendable {
+    // The store's file classes are not Sendable; every use is under this mutex.
+    private let files: Mutex<(journal: RawJournal, transcript: Transcript)>
+    public let folder: SessionFolder
+
+    public init(folder: SessionFolder, header: RawJournal.Header) throws(StoreError) {
+        self.folder = folder
+        let journal = try folder.openRawJournal(creatingWith: header)
+        let transcript = try folder.openTranscript()
+        files = Mutex((journal, transcript))
+    }
+
+    public func appendRaw(_ direction: RawDirection, line: [UInt8], t: Double) throws -> Int64 {
+        let dir: RawJournal.Direction = switch direction {
+        case .out: .out
+        case .in: .in
+        case .err: .err
+        }
+        return try files.withLock { files throws(StoreError) -> Int64 in
+            try files.journal.append(direction: dir, line: line, t: t, sync: false)
+        }
+    }
+
+    public func appendEvents(_ events: [SequencedEvent]) throws {
+        try files.withLock { files throws(StoreError) in
+            try files.journal.sync()
+            try files.transcript.append(events, sync: true)
+        }
+    }
+
+    public var lastSeq: Int64 {
+        files.withLock { $0.transcript.lastSeq }
+    }
+
+    /// Events from `seq` on, read from the transcript as it is now.
+    public func events(from seq: Int64) throws -> [SequencedEvent] {
+        try files.withLock { files throws(StoreError) -> [SequencedEvent] in
+            try files.transcript.read(from: seq).collect()
+        }
+    }
+
+    public func close() {
+        files.withLock { files in
+            files.journal.close()
+            files.transcript.close()
+        }
+    }
+}

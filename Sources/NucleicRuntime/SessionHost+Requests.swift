@@ -1,0 +1,254 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NucleicAdapters
+import NucleicGit
+public import NucleicProtocol
+import NucleicStore
+
+extension SessionHost {
+    // MARK: Reading
+
+    public func summary(_ id: SessionID) async throws(SessionError) -> SessionSummary {
+        do {
+            guard let record = try await store.session(id: id) else { throw SessionError(.notFound, "no session \(id)") }
+            let project = try await store.project(id: record.projectID)
+            let pending = try await store.approvals(session: id, status: .pending).count
+            return record.summary(projectName: project?.name ?? "?", pendingApprovals: pending)
+        } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "\(error)") }
+    }
+
+    /// Sessions in attention order (DESIGN.md §6).
+    public func sessions(includeArchived: Bool) async throws(SessionError) -> [SessionSummary] {
+        do {
+            let summaries = try await store.sessionSummaries(matching: SessionFilter(includeArchived: includeArchived))
+            return summaries.sorted(by: SessionSummary.attentionOrder)
+        } catch { throw SessionError(.internalError, "\(error)") }
+    }
+
+    /// The one session an id or unique prefix names.
+    public func resolveSession(_ reference: String) async throws(SessionError) -> SessionID {
+        let ids: [SessionID]
+        do { ids = try await store.ids(.session, matchingPrefix: reference.lowercased()).map { SessionID($0) } } catch {
+            throw SessionError(.internalError, "\(error)")
+        }
+        switch Naming.resolve(reference, among: ids) {
+        case .one(let id): return id
+        case .none: throw SessionError(.notFound, "no session \(reference)")
+        case .ambiguous(let matches):
+            throw SessionError(.ambiguous, "\(reference) matches \(matches.count) sessions; give more characters")
+        }
+    }
+
+    /// The one pending or past approval an id or unique prefix names.
+    public func resolveApproval(_ reference: String) async throws(SessionError) -> ApprovalID {
+        let ids: [ApprovalID]
+        do { ids = try await store.ids(.approval, matchingPrefix: reference.lowercased()).map { ApprovalID($0) } } catch {
+            throw SessionError(.internalError, "\(error)")
+        }
+        switch Naming.resolve(reference, among: ids) {
+        case .one(let id): return id
+        case .none: throw SessionError(.notFound, "no approval \(reference)")
+        case .ambiguous(let matches):
+            throw SessionError(.ambiguous, "\(reference) matches \(matches.count) approvals; give more characters")
+        }
+    }
+
+    /// Pending approvals across sessions, oldest first.
+    public func pendingApprovals() async throws(SessionError) -> [ApprovalRequest] {
+        do { return try await store.pendingApprovals().map(\.request) } catch { throw SessionError(.internalError, "\(error)") }
+    }
+
+    /// Events after `seq` from the transcript, up to now.
+    public func events(_ id: SessionID, after seq: Int64) async throws(SessionError) -> [SequencedEvent] {
+        if let entry = live[id] {
+            do { return try entry.storage.events(from: seq + 1) } catch { throw SessionError(.internalError, "\(error)") }
+        }
+        do {
+            let transcript = try SessionFolder(home: configuration.home.path, session: id).openTranscript()
+            defer { transcript.close() }
+            return try transcript.read(from: seq + 1).collect()
+        } catch { throw SessionError(.notFound, "session \(id) has no transcript: \(error)") }
+    }
+
+    public func diff(_ id: SessionID, statOnly: Bool) async throws(SessionError) -> (NucleicProtocol.DiffStat, [FileStat], String?) {
+        let record = try await sessionRecord(id)
+        guard let worktree = record.worktreePath, access(worktree, F_OK) == 0 else {
+            throw SessionError(.notFound, "session \(id)'s worktree is gone (status \(record.status.rawValue))")
+        }
+        do {
+            let repository = try await RepositoryActor.open(worktree)
+            let stat = try await repository.diffStat(worktreePath: worktree, base: .branch(record.baseBranch))
+            let patch = statOnly ? nil : try await repository.diff(worktreePath: worktree, base: .branch(record.baseBranch))
+            let files = stat.files.map {
+                FileStat(path: $0.path, change: $0.status.rawValue, insertions: $0.insertions, deletions: $0.deletions, isBinary: $0.isBinary)
+            }
+            let summary = NucleicProtocol.DiffStat(files: stat.filesChanged, insertions: stat.insertions, deletions: stat.deletions)
+            _ = try? await store.update(session: id, diffStat: summary)
+            return (summary, files, patch)
+        } catch { throw SessionError(.internalError, "diffing session \(id): \(error)") }
+    }
+
+    /// The session's raw journal: a fixture anyone can replay (docs/FIXTURES.md).
+    public func exportFixture(_ id: SessionID) async throws(SessionError) -> String {
+        _ = try await sessionRecord(id)
+        let path = SessionFolder(home: configuration.home.path, session: id).rawJournalPath
+        guard let file = fopen(path, "r") else { throw SessionError(.notFound, "session \(id) has no raw journal") }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, file)
+            if n == 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func sessionRecord(_ id: SessionID) async throws(SessionError) -> SessionRecord {
+        do {
+            guard let record = try await store.session(id: id) else { throw SessionError(.notFound, "no session \(id)") }
+            return record
+        } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "\(error)") }
+    }
+
+    // MARK: Acting
+
+    /// Answers an approval; the first valid answer wins (`alreadyResolved` names who answered).
+    public func respond(_ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String?) async throws(SessionError) {
+        let record: ApprovalRecord
+        do {
+            guard let found = try await store.approval(id: approvalID) else { throw SessionError(.notFound, "no approval \(approvalID)") }
+            record = found
+        } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "\(error)") }
+        switch record.status {
+        case .resolved:
+            throw SessionError(.alreadyResolved, "approval \(approvalID) was already answered by \(record.decidedByLabel ?? record.decidedBy ?? "someone")")
+        case .withdrawn:
+            throw SessionError(.alreadyResolved, "approval \(approvalID) was withdrawn: \(record.withdrawReason ?? "no longer needed")")
+        case .pending:
+            break
+        }
+        guard let session = live[record.sessionID]?.session else {
+            throw SessionError(.notReady, "session \(record.sessionID)'s agent is not running")
+        }
+        try await session.respond(approvalID, decision, decidedBy: decidedBy, label: label)
+    }
+
+    /// A follow-up; an agent that is no longer running is resumed first (its backend's own resume).
+    public func sendInput(_ id: SessionID, _ text: String) async throws(SessionError) {
+        let record = try await sessionRecord(id)
+        guard !record.status.isArchived else { throw SessionError(.conflict, "session \(id) is \(record.status.rawValue)") }
+        if let session = live[id]?.session, await session.isRunning {
+            try await session.send(prompt: text)
+            return
+        }
+        try await resume(record, prompt: text)
+    }
+
+    public func interrupt(_ id: SessionID) async throws(SessionError) {
+        guard let session = live[id]?.session, await session.isRunning else {
+            throw SessionError(.notReady, "session \(id)'s agent is not running")
+        }
+        try await session.interrupt()
+    }
+
+    /// Stops the agent and removes the worktree; the branch stays unless `deleteBranch`, the
+    /// transcript always stays.
+    public func discard(_ id: SessionID, deleteBranch: Bool) async throws(SessionError) {
+        let record = try await sessionRecord(id)
+        queue.removeAll { $0 == id }
+        if let entry = live[id] {
+            await entry.session.stop()
+            await entry.session.mark(.discarded)
+            entry.storage.close()
+            live[id] = nil
+        }
+        statuses[id] = nil
+        if let project = try? await store.project(id: record.projectID) {
+            do {
+                let repository = try await RepositoryActor.open(project.path)
+                if try await repository.listWorktrees().contains(where: { $0.name == id.rawValue }) {
+                    try await repository.removeWorktree(name: id.rawValue, deleteBranch: deleteBranch)
+                } else if deleteBranch, try await repository.branchExists(record.branch) {
+                    try await repository.deleteBranch(record.branch)
+                }
+            } catch { throw SessionError(.internalError, "removing session \(id)'s worktree: \(error)") }
+        }
+        do {
+            _ = try await store.withdrawPending(session: id, reason: "the session was discarded")
+            _ = try await store.modifySession(id: id) { $0.status = .discarded }
+        } catch { throw SessionError(.internalError, "\(error)") }
+        await startQueued()
+        if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
+    }
+
+    /// Stops every agent (closing stdin, then signals) and closes the files.
+    public func shutdown() async {
+        queue = []
+        for (id, entry) in live {
+            await entry.session.stop()
+            entry.storage.close()
+            live[id] = nil
+        }
+        for listener in listeners.values { listener.finish() }
+        listeners = [:]
+    }
+
+    // MARK: Restarts
+
+    /// Sessions a previous host left mid-turn are `awaitingInput` now: their agents are gone
+    /// (until sessions outlive the daemon). A new input resumes them.
+    func recover() async throws {
+        let stale = try await store.sessions(matching: SessionFilter(statuses: [.queued, .running, .awaitingApproval]))
+        for record in stale {
+            let withdrawn = try await store.withdrawPending(session: record.id, reason: "the host restarted")
+            let folder = SessionFolder(home: configuration.home.path, session: record.id)
+            let transcript = try folder.openTranscript()
+            defer { transcript.close() }
+            let now = Timestamp.now()
+            var seq = transcript.lastSeq
+            var events: [SequencedEvent] = []
+            for id in withdrawn {
+                seq += 1
+                events.append(SequencedEvent(seq: seq, ts: now, event: .approvalWithdrawn(approvalID: id, reason: "the host restarted")))
+            }
+            seq += 1
+            events.append(SequencedEvent(seq: seq, ts: now, event: .statusChanged(status: .awaitingInput, reason: "the host restarted")))
+            try transcript.append(events)
+            let last = seq
+            _ = try await store.modifySession(id: record.id) {
+                $0.status = .awaitingInput
+                $0.lastSeq = last
+            }
+        }
+    }
+
+    /// Starts a new agent process for a session whose agent is gone, resuming the backend's own
+    /// session, then sends `prompt`. Never two agents for one session.
+    func resume(_ record: SessionRecord, prompt: String) async throws(SessionError) {
+        if let existing = live[record.id]?.session, await existing.isRunning {
+            throw SessionError(.conflict, "session \(record.id) is already running")
+        }
+        guard let worktree = record.worktreePath else { throw SessionError(.notFound, "session \(record.id) has no worktree") }
+        if let entry = live[record.id] { entry.storage.close() }
+        let request = ClientMsg.StartSession(prompt: prompt, backend: record.backend)
+        guard record.backend != "replay" else {
+            throw SessionError(.unsupported, "a replayed session cannot be resumed: its recording has ended")
+        }
+        let (codecName, launchPlan) = try plan(request)
+        var launch = launchPlan(worktree)
+        var options = SessionStartOptions(prompt: prompt, cwd: worktree)
+        if let native = record.nativeSessionID, let manifest = configuration.adapters[record.backend] {
+            if manifest.resumeArguments.isEmpty {
+                options.resumeID = native  // in-band (Codex thread/resume)
+            } else {
+                launch.arguments = manifest.launchArguments(resumeID: native)
+            }
+        }
+        try attach(record.id, codecName: codecName, header: RawJournal.Header(
+            backend: codecName, cli: record.backend, argv: [launch.executable] + launch.arguments, scenario: record.title),
+                   launch: launch, options: options, status: record.status)
+        if runningCount < configuration.maxRunning { try await run(record.id) } else { queue.append(record.id) }
+    }
+}

@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import NucleicAdapters
+import NucleicGit
+public import NucleicProtocol
+import NucleicStore
+
+extension SessionHost {
+    // MARK: Starting
+
+    /// Creates the session's worktree and branch, records it, and starts its agent (or queues it).
+    public func startSession(_ request: ClientMsg.StartSession) async throws(SessionError) -> SessionSummary {
+        let project = try await project(request.project)
+        let id = SessionID.make()
+        let title = request.title ?? Naming.title(fromPrompt: request.prompt)
+        let base = request.base ?? project.baseBranch
+        let branch = "nucleic/\(Naming.slug(title, maxLength: 32))-\(id.rawValue.suffix(6))"
+        let (codecName, launchPlan) = try plan(request)
+
+        let worktreePath = configuration.home.worktree(project: project.name, session: id)
+        do {
+            let repository = try await RepositoryActor.open(project.path)
+            _ = try await repository.createWorktree(name: id.rawValue, path: worktreePath, branch: branch, from: base)
+        } catch {
+            throw SessionError(.conflict, "could not create the session's worktree from \(base): \(error)")
+        }
+        let record = SessionRecord(id: id, projectID: project.id, backend: request.backend, title: title, prompt: request.prompt,
+                                   status: .queued, branch: branch, worktreePath: worktreePath, baseBranch: base)
+        do { try await store.insert(record) } catch { throw SessionError(.internalError, "recording the session: \(error)") }
+
+        let launch = launchPlan(worktreePath)
+        let options = SessionStartOptions(prompt: request.prompt, cwd: worktreePath)
+        try attach(id, codecName: codecName, header: RawJournal.Header(
+            backend: codecName, cli: request.backend, argv: [launch.executable] + launch.arguments, scenario: title),
+                   launch: launch, options: options, status: .queued)
+        if runningCount < configuration.maxRunning { try await run(id) } else { queue.append(id) }
+        return try await summary(id)
+    }
+
+    /// Which codec, and how to launch, for a start request.
+    func plan(_ request: ClientMsg.StartSession) throws(SessionError) -> (String, @Sendable (String) -> AgentLaunch) {
+        let environment = configuration.environment
+        if request.backend == "replay" {
+            guard let fixture = request.fixture else {
+                throw SessionError(.badMessage, "the replay backend needs a fixture (--fixture FILE)")
+            }
+            guard let header = FixtureHeader.read(fixture) else {
+                throw SessionError(.notFound, "\(fixture) is not a readable fixture (docs/FIXTURES.md)")
+            }
+            let executable = configuration.selfExecutable
+            let speed = configuration.replaySpeed
+            return (header, { cwd in
+                AgentLaunch(executable: executable, arguments: ["replay-agent", fixture, "--speed", speed],
+                            environment: environment, workingDirectory: cwd)
+            })
+        }
+        guard let manifest = configuration.adapters[request.backend] else {
+            let known = (configuration.adapters.keys.sorted() + ["replay"]).joined(separator: ", ")
+            throw SessionError(.notFound, "no backend \(request.backend) (backends: \(known))")
+        }
+        let probe: AgentLaunch
+        do { probe = try AgentLaunch.from(manifest, workingDirectory: "/", environment: environment) } catch {
+            throw SessionError(.notReady, error.message)
+        }
+        return (manifest.codec, { cwd in
+            var launch = probe
+            launch.workingDirectory = cwd
+            return launch
+        })
+    }
+
+    /// Builds the live Session for a recorded session (new, or brought back after a restart).
+    func attach(_ id: SessionID, codecName: String, header: RawJournal.Header, launch: AgentLaunch?,
+                options: SessionStartOptions?, status: SessionStatus) throws(SessionError) {
+        guard let codec = Codecs.make(codecName) else { throw SessionError(.internalError, "no codec \(codecName)") }
+        let storage: FileSessionStorage
+        let session: Session
+        do {
+            storage = try FileSessionStorage(folder: SessionFolder(home: configuration.home.path, session: id), header: header)
+            session = try Session(id: id, backend: codecName, codec: codec, storage: storage, status: status)
+        } catch { throw SessionError(.internalError, "opening session \(id)'s files: \(error)") }
+        live[id] = Live(session: session, storage: storage, launch: launch, options: options)
+        let events = Task { await session.subscribe() }
+        Task { await self.pump(id, await events.value) }
+    }
+
+    /// Sessions whose agent is mid-turn: what the concurrency cap counts. An agent that
+    /// finished its turn and waits for a follow-up does not hold a slot.
+    var runningCount: Int { statuses.values.filter { $0 == .running || $0 == .awaitingApproval }.count }
+
+    func run(_ id: SessionID) async throws(SessionError) {
+        guard let entry = live[id], let launch = entry.launch, let options = entry.options else { return }
+        statuses[id] = .running
+        do { try await entry.session.start(launch, options: options) } catch {
+            statuses[id] = .error
+            await entry.session.mark(.processExited(description: "could not start: \(error)", expected: false))
+            throw SessionError(.notReady, "could not start the agent: \(error)")
+        }
+    }
+
+    /// Mirrors a session's events into the store and out to listeners.
+    func pump(_ id: SessionID, _ events: AsyncStream<SequencedEvent>) async {
+        for await event in events {
+            await record(id, event)
+        }
+    }
+
+    func record(_ id: SessionID, _ event: SequencedEvent) async {
+        do {
+            switch event.event {
+            case .approvalRequested(var request):
+                request.sessionID = id
+                try await store.insert(ApprovalRecord(request: request, sessionID: id, createdAt: event.ts))
+                notify(.approvalRequested(request))
+            case .approvalResolved(let resolution):
+                _ = try await store.resolve(approval: resolution.approvalID, decision: resolution.decision,
+                                            decidedBy: resolution.decidedBy, decidedByLabel: resolution.decidedByLabel, at: event.ts)
+                notify(.approvalResolved(id, resolution))
+            case .approvalWithdrawn(let approvalID, let reason):
+                _ = try await store.withdraw(approval: approvalID, reason: reason, at: event.ts)
+            case .sessionStarted(let started):
+                if let native = started.nativeSessionID { try await store.update(session: id, nativeSessionID: native, at: event.ts) }
+            case .statusChanged(let status, let reason):
+                _ = try await store.modifySession(id: id, at: event.ts) { record in
+                    record.status = status
+                    if status == .error { record.error = reason }
+                }
+                statuses[id] = status
+                if status != .running && status != .awaitingApproval { await startQueued() }
+            default:
+                break
+            }
+            try await store.update(session: id, lastSeq: event.seq, at: event.ts)
+        } catch {
+            HostLog.warning("session \(id): could not record seq \(event.seq) in the store: \(error)")
+        }
+        notify(.events(id, [event]))
+        if case .statusChanged = event.event, let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
+    }
+
+    /// Starts queued sessions while there are free slots.
+    func startQueued() async {
+        while runningCount < configuration.maxRunning, !queue.isEmpty {
+            let next = queue.removeFirst()
+            do { try await run(next) } catch { HostLog.warning("queued session \(next) could not start: \(error)") }
+        }
+    }
+}
+
+/// The backend a fixture was recorded from, read from its header line.
+enum FixtureHeader {
+    static func read(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var line: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        guard getline(&line, &capacity, file) > 0, let line else { return nil }
+        defer { free(line) }
+        guard let header = try? JSONParser.parse(String(cString: line)), header["fixture"]?.intValue == 1 else { return nil }
+        return header["backend"]?.stringValue
+    }
+}

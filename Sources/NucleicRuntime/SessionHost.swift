@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import NucleicAdapters
+import NucleicGit
+public import NucleicProtocol
+public import NucleicStore
+
+/// The authority: projects, sessions and their agents, approvals, and what clients hear.
+///
+/// Clients (the daemon's connections) call it with requests and listen to its bus. It keeps
+/// the live `Session` actors, starts at most `maxRunning` agents at once (the rest wait as
+/// `queued`), mirrors every session's status and summary into the store, and on start-up
+/// brings back sessions a previous host left running as `awaitingInput`.
+public actor SessionHost {
+    public struct Configuration: Sendable {
+        public var home: NucleicHome
+        /// Backend manifests by name (`claude`, `codex`).
+        public var adapters: [String: AdapterManifest]
+        /// The `nucleic` executable, for the replay backend (`nucleic replay-agent`).
+        public var selfExecutable: String
+        public var maxRunning: Int
+        /// The environment agents start with (plus their manifest's).
+        public var environment: [String: String]
+        public var replaySpeed: String
+
+        public init(home: NucleicHome, adapters: [String: AdapterManifest], selfExecutable: String, maxRunning: Int = 8,
+                    environment: [String: String] = AgentLaunch.hostEnvironment(), replaySpeed: String = "recorded") {
+            self.home = home
+            self.adapters = adapters
+            self.selfExecutable = selfExecutable
+            self.maxRunning = maxRunning
+            self.environment = environment
+            self.replaySpeed = replaySpeed
+        }
+    }
+
+    /// What the host tells its listeners.
+    public enum Notification: Sendable, Hashable {
+        case events(SessionID, [SequencedEvent])
+        case sessionUpdated(SessionSummary)
+        case approvalRequested(ApprovalRequest)
+        case approvalResolved(SessionID, ApprovalResolution)
+    }
+
+    struct Live {
+        var session: Session
+        var storage: FileSessionStorage
+        var launch: AgentLaunch?
+        var options: SessionStartOptions?
+    }
+
+    public let configuration: Configuration
+    let store: Store
+    var live: [SessionID: Live] = [:]
+    var queue: [SessionID] = []
+    /// The last status of every live session, for the concurrency cap.
+    var statuses: [SessionID: SessionStatus] = [:]
+    var listeners: [Int: AsyncStream<Notification>.Continuation] = [:]
+    var nextListener = 0
+
+    public init(_ configuration: Configuration, store: Store) {
+        self.configuration = configuration
+        self.store = store
+    }
+
+    /// Opens the store under the configured home (creating folders) and recovers sessions a
+    /// previous host left behind.
+    public static func open(_ configuration: Configuration) async throws -> SessionHost {
+        try Directories.make(configuration.home.path)
+        let store = try await Store.open(path: configuration.home.database)
+        let host = SessionHost(configuration, store: store)
+        try await host.recover()
+        return host
+    }
+
+    // MARK: Listening
+
+    public func listen() -> AsyncStream<Notification> {
+        let (stream, continuation) = AsyncStream<Notification>.makeStream(bufferingPolicy: .unbounded)
+        let key = nextListener
+        nextListener += 1
+        listeners[key] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.stopListening(key) } }
+        return stream
+    }
+
+    private func stopListening(_ key: Int) { listeners[key] = nil }
+
+    func notify(_ notification: Notification) {
+        for listener in listeners.values { listener.yield(notification) }
+    }
+
+    // MARK: Projects
+
+    public func addProject(path: String, name: String?) async throws(SessionError) -> ProjectInfo {
+        let repository: RepositoryActor
+        do { repository = try await RepositoryActor.open(path) } catch {
+            throw SessionError(.notFound, "\(path) is not a git repository (\(error)); run `git init` there first")
+        }
+        let root: String
+        let branch: String?
+        do {
+            root = try await repository.workdir ?? path
+            branch = try await repository.currentBranch
+        } catch { throw SessionError(.internalError, "reading \(path): \(error)") }
+        guard let branch else {
+            throw SessionError(.conflict, "\(root) has a detached HEAD; check out the branch sessions should start from, then add it again")
+        }
+        let projectName = name ?? Naming.slug(String(root.split(separator: "/").last ?? "project"))
+        let record = ProjectRecord(name: projectName, path: root, baseBranch: branch)
+        do {
+            if let existing = try await store.project(named: projectName) {
+                throw SessionError(.conflict, "a project named \(projectName) already exists (\(existing.path)); choose another with --name")
+            }
+            try await store.insert(record)
+        } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "\(error)") }
+        return Self.info(record)
+    }
+
+    public func projects() async throws(SessionError) -> [ProjectInfo] {
+        do { return try await store.projects().map(Self.info) } catch { throw SessionError(.internalError, "\(error)") }
+    }
+
+    static func info(_ record: ProjectRecord) -> ProjectInfo {
+        ProjectInfo(id: record.id, name: record.name, path: record.path, baseBranch: record.baseBranch)
+    }
+
+    func project(_ reference: String?) async throws(SessionError) -> ProjectRecord {
+        let all: [ProjectRecord]
+        do { all = try await store.projects() } catch { throw SessionError(.internalError, "\(error)") }
+        guard let reference else {
+            if all.count == 1 { return all[0] }
+            throw SessionError(all.isEmpty ? .notFound : .ambiguous, all.isEmpty
+                ? "no project yet: add one with `nucleic project add PATH`"
+                : "there are \(all.count) projects; choose one with --project (\(all.map(\.name).joined(separator: ", ")))")
+        }
+        if let byName = all.first(where: { $0.name == reference }) { return byName }
+        switch Naming.resolve(reference, among: all.map(\.id)) {
+        case .one(let id): return all.first { $0.id == id }!
+        case .ambiguous: throw SessionError(.ambiguous, "project \(reference) is ambiguous")
+        case .none: throw SessionError(.notFound, "no project \(reference) (projects: \(all.map(\.name).joined(separator: ", ")))")
+        }
+    }
+}
+
+/// `mkdir -p`, mode 0700 for what it creates (the data folder holds keys and transcripts).
+enum Directories {
+    static func make(_ path: String) throws(SessionError) {
+        var prefix = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                throw SessionError(.internalError, "cannot create \(prefix): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import NucleicProtocol
+public import NucleicRuntime
+
+/// The daemon's side of the local socket: every connection from the owner's uid gets the
+/// `control` scope and speaks the message set of docs/PROTOCOL.md to the `SessionHost`.
+public final class LocalServer: Sendable {
+    public static let protocolVersion: Int64 = 1
+    public let host: SessionHost
+    public let listener: UnixListener
+    let hostName: String
+    let hostVersion: String
+    /// Called when a client asks the daemon to shut down.
+    let onShutdown: @Sendable (Bool) async -> Void
+
+    public init(host: SessionHost, listener: UnixListener, hostVersion: String, onShutdown: @escaping @Sendable (Bool) async -> Void) {
+        self.host = host
+        self.listener = listener
+        self.hostVersion = hostVersion
+        self.onShutdown = onShutdown
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count - 1)
+        hostName = String(cString: buffer)
+    }
+
+    /// Serves connections until the listener closes.
+    public func run() async {
+        await listener.run { connection in
+            await self.serve(connection)
+        }
+    }
+
+    func serve(_ connection: Connection) async {
+        guard connection.peer.uid == getuid() else {
+            send(HostMsg(.error(code: .unauthorized, message: "only the user who runs the daemon may use its socket", sessionID: nil)), on: connection)
+            connection.close()
+            return
+        }
+        let client = ClientState(connection: connection)
+        let notifications = await host.listen()
+        let forwarder = Task {
+            for await notification in notifications { await client.forward(notification, server: self) }
+        }
+        defer { forwarder.cancel() }
+        for await frame in connection.frames {
+            let message: ClientMsg
+            do { message = try WireMessages.decodeClient(frame) } catch {
+                send(HostMsg(.error(code: .badMessage, message: error.message, sessionID: nil)), on: connection)
+                continue
+            }
+            await handle(message, client: client)
+        }
+    }
+
+    func send(_ message: HostMsg, on connection: Connection) {
+        do { try connection.enqueue(WireMessages.encode(message)) } catch {
+            connection.close()
+        }
+    }
+
+    func handle(_ message: ClientMsg, client: ClientState) async {
+        if case .subscribe(let id, let since, let verbosity) = message.body {
+            // The client state sends the reply itself, then what arrived while it was built.
+            await client.subscribe(id, since: since, verbosity: verbosity, requestID: message.requestID, server: self)
+            return
+        }
+        let reply: HostMsg.Body
+        do {
+            reply = try await answer(message, client: client)
+        } catch {
+            reply = .error(code: error.code, message: error.message, sessionID: nil)
+        }
+        await client.send(HostMsg(reply, requestID: message.requestID), server: self)
+    }
+
+    func answer(_ message: ClientMsg, client: ClientState) async throws(SessionError) -> HostMsg.Body {
+        switch message.body {
+        case .hello(let version, _):
+            guard version == Self.protocolVersion else {
+                throw SessionError(.protocolVersion, "this host speaks protocol \(Self.protocolVersion), not \(version)")
+            }
+            return .welcome(protocolVersion: Self.protocolVersion, scope: .control, hostName: hostName, hostVersion: hostVersion)
+        case .listSessions(let includeArchived):
+            return .sessionList(try await host.sessions(includeArchived: includeArchived))
+        case .subscribe:
+            preconditionFailure("subscribe is handled by ClientState")
+        case .unsubscribe(let id):
+            await client.unsubscribe(id)
+            return .ok
+        case .approvalRespond(let id, let decision):
+            try await host.respond(id, decision, decidedBy: "user:\(Self.login())", label: nil)
+            return .ok
+        case .sendInput(let id, let text):
+            try await host.sendInput(id, text)
+            return .ok
+        case .interrupt(let id):
+            try await host.interrupt(id)
+            return .ok
+        case .ping:
+            return .pong
+        case .addProject(let path, let name):
+            return .projectList([try await host.addProject(path: path, name: name)])
+        case .listProjects:
+            return .projectList(try await host.projects())
+        case .startSession(let request):
+            return .sessionCreated(try await host.startSession(request))
+        case .listApprovals:
+            return .approvalList(try await host.pendingApprovals())
+        case .getDiff(let id, let statOnly):
+            let (stat, files, patch) = try await host.diff(id, statOnly: statOnly)
+            return .diff(sessionID: id, stat: stat, files: files, patch: patch)
+        case .discard(let id, let deleteBranch):
+            try await host.discard(id, deleteBranch: deleteBranch)
+            return .ok
+        case .exportFixture(let id):
+            return .fixture(sessionID: id, text: try await host.exportFixture(id))
+        case .shutdown(let killSessions):
+            let onShutdown = self.onShutdown
+            Task { await onShutdown(killSessions) }
+            return .ok
+        }
+    }
+
+    static func login() -> String {
+        if let name = getenv("USER") { return String(cString: name) }
+        return "uid\(getuid())"
+    }
+}
+
+/// One connection's subscriptions: which sessions, how verbose, and the last seq delivered, so
+/// that a resubscribe from a seq gets every later event exactly once.
+actor ClientState {
+    struct Subscription {
+        var verbosity: ClientMsg.Verbosity
+        var delivered: Int64
+        /// Live events that arrived while the backlog was being read.
+        var held: [SequencedEvent]?
+    }
+
+    let connection: Connection
+    var subscriptions: [SessionID: Subscription] = [:]
+
+    init(connection: Connection) { self.connection = connection }
+
+    func send(_ message: HostMsg, server: LocalServer) {
+        server.send(message, on: connection)
+    }
+
+    /// Subscribes and sends the reply: a snapshot (cold) or every event after `since` (warm),
+    /// then the live events that arrived meanwhile, so there is no gap and no duplicate.
+    func subscribe(_ id: SessionID, since: Int64?, verbosity: ClientMsg.Verbosity, requestID: Int64?, server: LocalServer) async {
+        subscriptions[id] = Subscription(verbosity: verbosity, delivered: since ?? 0, held: [])
+        let reply: HostMsg.Body
+        let last: Int64
+        do {
+            let summary = try await server.host.summary(id)
+            let backlog = try await server.host.events(id, after: since ?? max(0, summary.lastSeq - 50))
+            last = backlog.last?.seq ?? (since ?? summary.lastSeq)
+            if since == nil {
+                let pending = try await server.host.pendingApprovals().filter { $0.sessionID == id }
+                reply = .snapshot(summary: summary, events: Self.filter(backlog, verbosity), pendingApprovals: pending, cursor: last)
+            } else {
+                reply = .events(sessionID: id, events: Self.filter(backlog, verbosity))
+            }
+        } catch {
+            subscriptions[id] = nil
+            send(HostMsg(.error(code: error.code, message: error.message, sessionID: id), requestID: requestID), server: server)
+            return
+        }
+        send(HostMsg(reply, requestID: requestID), server: server)
+        let later = (subscriptions[id]?.held ?? []).filter { $0.seq > last }
+        subscriptions[id]?.held = nil
+        subscriptions[id]?.delivered = later.last?.seq ?? last
+        let filtered = Self.filter(later, verbosity)
+        if !filtered.isEmpty { send(HostMsg(.events(sessionID: id, events: filtered)), server: server) }
+    }
+
+    func unsubscribe(_ id: SessionID) { subscriptions[id] = nil }
+
+    func forward(_ notification: SessionHost.Notification, server: LocalServer) {
+        switch notification {
+        case .events(let id, let events):
+            guard var subscription = subscriptions[id] else { return }
+            if subscription.held != nil {
+                subscription.held!.append(contentsOf: events)
+                subscriptions[id] = subscription
+                return
+            }
+            let fresh = events.filter { $0.seq > subscription.delivered }
+            guard let last = fresh.last else { return }
+            subscriptions[id]?.delivered = last.seq
+            let filtered = Self.filter(fresh, subscription.verbosity)
+            if !filtered.isEmpty { send(HostMsg(.events(sessionID: id, events: filtered)), server: server) }
+        case .sessionUpdated(let summary):
+            send(HostMsg(.sessionUpdated(summary)), server: server)
+        case .approvalRequested(let request):
+            guard let id = request.sessionID, subscriptions[id] != nil else { return }
+            send(HostMsg(.approvalRequested(request)), server: server)
+        case .approvalResolved(let id, let resolution):
+            guard subscriptions[id] != nil else { return }
+            send(HostMsg(.approvalResolved(sessionID: id, resolution)), server: server)
+        }
+    }
+
+    /// `full`: everything. `coalesced`: no partial deltas (the complete text follows them).
+    /// `statusOnly`: status changes, approvals and run ends.
+    static func filter(_ events: [SequencedEvent], _ verbosity: ClientMsg.Verbosity) -> [SequencedEvent] {
+        switch verbosity {
+        case .full:
+            return events
+        case .coalesced:
+            return events.filter {
+                switch $0.event {
+                case .assistantText(_, true), .reasoning(_, true), .toolCallInputDelta, .toolCallOutputDelta: false
+                default: true
+                }
+            }
+        case .statusOnly:
+            return events.filter {
+                switch $0.event {
+                case .statusChanged, .approvalRequested, .approvalResolved, .approvalWithdrawn, .runFinished: true
+                default: false
+                }
+            }
+        }
+    }
+}

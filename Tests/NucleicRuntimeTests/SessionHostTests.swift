@@ -1,0 +1,156 @@
+import Foundation
+import NucleicAdapters
+import NucleicProtocol
+import NucleicRuntime
+import NucleicTestSupport
+import Testing
+
+/// The SessionHost with real repositories, real SQLite, real files and the replay agent as the backend.
+@Suite(.serialized) struct HostTests {
+    struct Setup {
+        let root: String
+        let repo: String
+        var home: NucleicHome { NucleicHome(path: root + "/home") }
+
+        static func make() throws -> Setup {
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-host-\(UUID().uuidString)").path
+            let repo = root + "/shop"
+            try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
+            try "# shop\n".write(toFile: repo + "/README.md", atomically: true, encoding: .utf8)
+            for args in [["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=T", "-c", "user.email=t@x", "commit", "-qm", "initial"]] {
+                try git(args, in: repo)
+            }
+            return Setup(root: root, repo: repo)
+        }
+
+        @discardableResult
+        static func git(_ arguments: [String], in directory: String) throws -> String {
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
+            process.arguments = arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            process.standardOutput = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { throw FixtureError("git \(arguments) failed") }
+            return String(decoding: data, as: UTF8.self)
+        }
+
+        func host(maxRunning: Int = 4) async throws -> SessionHost {
+            try await SessionHost.open(SessionHost.Configuration(home: home, adapters: [:], selfExecutable: NucleicBinary.path,
+                                                  maxRunning: maxRunning, replaySpeed: "max"))
+        }
+
+        func remove() { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    func fixture(_ name: String) -> String { Fixture.root.appendingPathComponent(name).path }
+
+    /// Waits for a notification matching `predicate`.
+    func wait(_ notifications: inout AsyncStream<SessionHost.Notification>.Iterator, _ predicate: (SessionHost.Notification) -> Bool) async -> SessionHost.Notification? {
+        while let n = await notifications.next() { if predicate(n) { return n } }
+        return nil
+    }
+
+    func status(_ status: SessionStatus) -> (SessionHost.Notification) -> Bool {
+        { if case .sessionUpdated(let s) = $0 { s.status == status } else { false } }
+    }
+
+    @Test func aSessionRunsInItsWorktreeIsAnsweredAndDiscarded() async throws {
+        let setup = try Setup.make()
+        defer { setup.remove() }
+        let host = try await setup.host()
+        var notifications = await host.listen().makeAsyncIterator()
+        let project = try await host.addProject(path: setup.repo, name: nil)
+        #expect(project.name == "shop" && project.baseBranch == "main")
+
+        let summary = try await host.startSession(.init(prompt: "Create hello.txt", backend: "replay", fixture: fixture("claude/tool-allow.jsonl")))
+        #expect(summary.branch.hasPrefix("nucleic/create-hello-txt-"))
+        let worktrees = try Setup.git(["worktree", "list", "--porcelain"], in: setup.repo)
+        #expect(worktrees.contains("branch refs/heads/\(summary.branch)"))
+        #expect(worktrees.contains(setup.home.worktree(project: "shop", session: summary.sessionID)))
+
+        guard case .approvalRequested(let approval)? = await wait(&notifications, { if case .approvalRequested = $0 { true } else { false } }) else {
+            Issue.record("no approval"); return
+        }
+        #expect(approval.sessionID == summary.sessionID)
+        #expect(try await host.pendingApprovals().map(\.id) == [approval.id])
+        #expect(try await host.sessions(includeArchived: false).first?.status == .awaitingApproval)
+        try await host.respond(approval.id, .allow, decidedBy: "user:test", label: nil)
+        await #expect(throws: SessionError.self) { try await host.respond(approval.id, .allow, decidedBy: "device:x", label: "phone") }
+        _ = await wait(&notifications, status(.finished))
+        #expect(try await host.pendingApprovals().isEmpty)
+
+        let events = try await host.events(summary.sessionID, after: 0)
+        #expect(events.map(\.seq) == Array(1...Int64(events.count)))
+        #expect(events.contains { $0.event.kind == "approvalResolved" })
+        #expect(try await host.summary(summary.sessionID).lastSeq == Int64(events.count))
+        #expect(try await host.exportFixture(summary.sessionID).hasPrefix(#"{"fixture":1"#))
+
+        try await host.discard(summary.sessionID, deleteBranch: false)
+        let after = try Setup.git(["worktree", "list", "--porcelain"], in: setup.repo)
+        #expect(!after.contains(summary.branch))
+        #expect(try Setup.git(["branch", "--list", summary.branch], in: setup.repo).contains(summary.branch))
+        #expect(try await host.summary(summary.sessionID).status == .discarded)
+        #expect(try await host.events(summary.sessionID, after: 0).count >= events.count, "the transcript stays")
+        try Setup.git(["fsck", "--strict"], in: setup.repo)
+        await host.shutdown()
+    }
+
+    @Test func aRestartLeavesAWaitingSessionAwaitingInput() async throws {
+        let setup = try Setup.make()
+        defer { setup.remove() }
+        var id: SessionID?
+        do {
+            let host = try await setup.host()
+            var notifications = await host.listen().makeAsyncIterator()
+            _ = try await host.addProject(path: setup.repo, name: "shop")
+            let summary = try await host.startSession(.init(prompt: "x", backend: "replay", fixture: fixture("claude/tool-allow.jsonl")))
+            id = summary.sessionID
+            _ = await wait(&notifications, { if case .approvalRequested = $0 { true } else { false } })
+            await host.shutdown()  // as if the daemon died: nothing answered the approval
+        }
+        let host = try await setup.host()
+        let summary = try await host.summary(try #require(id))
+        #expect(summary.status == .awaitingInput)
+        #expect(summary.pendingApprovals == 0)
+        let events = try await host.events(summary.sessionID, after: 0)
+        #expect(events.map(\.seq) == Array(1...Int64(events.count)))
+        #expect(events.suffix(2).map(\.event.kind) == ["approvalWithdrawn", "statusChanged"])
+        await #expect(throws: SessionError.self) { try await host.sendInput(summary.sessionID, "go on") }
+        await host.shutdown()
+    }
+
+    @Test func sessionsBeyondTheCapWaitQueued() async throws {
+        let setup = try Setup.make()
+        defer { setup.remove() }
+        let host = try await setup.host(maxRunning: 1)
+        var notifications = await host.listen().makeAsyncIterator()
+        _ = try await host.addProject(path: setup.repo, name: "shop")
+        let first = try await host.startSession(.init(prompt: "one", backend: "replay", fixture: fixture("claude/tool-allow.jsonl")))
+        let second = try await host.startSession(.init(prompt: "two", backend: "replay", fixture: fixture("claude/plain.jsonl")))
+        #expect(second.status == .queued)
+        guard case .approvalRequested(let approval)? = await wait(&notifications, { if case .approvalRequested = $0 { true } else { false } }) else { return }
+        #expect(try await host.summary(second.sessionID).status == .queued)
+        try await host.respond(approval.id, .allow, decidedBy: "user:test", label: nil)
+        _ = await wait(&notifications, { if case .sessionUpdated(let s) = $0 { s.sessionID == second.sessionID && s.status == .finished } else { false } })
+        #expect(try await host.summary(first.sessionID).status == .finished)
+        await host.shutdown()
+    }
+
+    @Test func clearErrorsForWhatCannotBeDone() async throws {
+        let setup = try Setup.make()
+        defer { setup.remove() }
+        let host = try await setup.host()
+        await #expect(throws: SessionError.self) { try await host.startSession(.init(prompt: "x", backend: "replay", fixture: "/nope.jsonl")) }
+        await #expect(throws: SessionError.self) { try await host.addProject(path: setup.root + "/not-a-repo", name: nil) }
+        _ = try await host.addProject(path: setup.repo, name: "shop")
+        await #expect(throws: SessionError.self) { try await host.addProject(path: setup.repo, name: "shop") }
+        await #expect(throws: SessionError.self) { try await host.startSession(.init(prompt: "x", backend: "gpt-9")) }
+        await #expect(throws: SessionError.self) { try await host.startSession(.init(prompt: "x", backend: "replay")) }
+        await #expect(throws: SessionError.self) { try await host.resolveSession("ffff") }
+        await host.shutdown()
+    }
+}
