@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "CShims"]),
         .executableTarget(
             name: "nucleic",
-            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire"]
+            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync"]
         ),
         .executableTarget(name: "nucleic-bench", dependencies: ["NucleicProtocol", "NucleicAdapters"]),
 

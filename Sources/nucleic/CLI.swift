@@ -18,13 +18,31 @@ enum CLI {
     static let usage = """
         usage: nucleic <command> [options]
 
-        Commands:
+        Sessions (the daemon starts on demand):
+          project add PATH [--name N]              register a git repository
+          project ls                               list projects
+          start PROMPT [--project P] [--backend B] start an agent in a new worktree; prints its id
+          ls [--all]                               sessions: NEEDS YOU, RUNNING, DONE
+          show SESSION                             one session's summary
+          log SESSION [--follow] [--since SEQ]     the readable transcript
+          approvals                                pending approvals, with risk
+          approve APPROVAL [--input F | --edit]    allow (optionally with a modified input)
+          deny APPROVAL [--message M]              deny; the agent continues with the message
+          send SESSION TEXT                        a follow-up
+          interrupt SESSION                        stop the current turn
+          diff SESSION [--stat]                    the session's changes against its base
+          discard SESSION [--delete-branch]        stop the agent, remove the worktree
+          export-fixture SESSION                   the session's raw journal, replayable
+          serve / stop-daemon [--kill-sessions]    run / stop the daemon
+
+        Tools:
           demo [--fixture FILE] [--fast]           replay a recorded agent session, readably
           events --backend claude|codex [FILE|-]   normalize a raw agent stdout stream (or a fixture) to events
           replay-agent FIXTURE [--speed S]         play a recorded agent CLI on stdin/stdout (for testing hosts)
           version                                  print versions of nucleic and its libraries
           help [COMMAND]                           show help
 
+        Read commands take --json. Ids may be shortened to a unique prefix.
         Run `nucleic help COMMAND` for a command's options.
         """
 
@@ -37,6 +55,8 @@ enum CLI {
         do {
             switch command {
             case "demo": return try DemoCommand.run(rest)
+            case "serve": return try ServeCommand.run(rest)
+            case _ where SessionCommands.usages[command] != nil: return try SessionCommands.run(command, rest)
             case "events": return try EventsCommand.run(rest)
             case "replay-agent": return try ReplayAgentCommand.run(rest)
             case "version", "--version": return VersionCommand.run()
@@ -61,6 +81,8 @@ enum CLI {
     static func help(_ command: String) -> String? {
         switch command {
         case "demo": DemoCommand.usage
+        case "serve": ServeCommand.usage
+        case _ where SessionCommands.usages[command] != nil: SessionCommands.usages[command]
         case "events": EventsCommand.usage
         case "replay-agent": ReplayAgentCommand.usage
         case "version": "usage: nucleic version"

@@ -1,0 +1,174 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import NucleicAdapters
+import NucleicProtocol
+import NucleicRuntime
+import NucleicSync
+
+/// `nucleic serve`: the daemon. Owns the session host and listens on the local socket until
+/// SIGTERM, SIGINT or `nucleic stop-daemon`; then stops every agent and exits, nothing
+/// half-written.
+enum ServeCommand {
+    static let usage = """
+        usage: nucleic serve [--max-running N] [--replay-speed recorded|max]
+
+        Runs the Nucleic daemon in the foreground: it owns the sessions, their agents and the
+        store under $NUCLEIC_HOME (default ~/.local/share/nucleic), and listens on
+        $NUCLEIC_HOME/run/nucleic.sock. The other commands start it on demand, in the
+        background, logging to $NUCLEIC_HOME/run/daemon.log. SIGTERM or `nucleic stop-daemon`
+        stops it gracefully.
+
+        Options:
+          --max-running N          agents working at once; more sessions wait as queued (default 8)
+          --replay-speed SPEED     how the replay backend plays fixtures (default recorded)
+        """
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed"], usage: usage)
+        guard parsed.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(parsed.positionals[0])'", usage: usage) }
+        var maxRunning = 8
+        if let text = parsed["max-running"] {
+            guard let n = Int(text), n > 0 else { throw UsageError(message: "--max-running must be a positive number", usage: usage) }
+            maxRunning = n
+        }
+        let speed = parsed["replay-speed"] ?? "recorded"
+        guard ["recorded", "max"].contains(speed) else { throw UsageError(message: "--replay-speed is recorded or max", usage: usage) }
+
+        _ = nucleicIgnoreSIGPIPE
+        let home = NucleicHome.fromEnvironment()
+        let adapters = try AdapterCatalog.load()
+        let configuration = SessionHost.Configuration(
+            home: home, adapters: adapters, selfExecutable: SelfExecutable.path, maxRunning: maxRunning, replaySpeed: speed)
+        let status = Blocking.run { () async throws -> Int32 in
+            let host = try await SessionHost.open(configuration)
+            let socketPath = try SocketPath.resolve(home: home.path)
+            let listener = try UnixListener(path: socketPath)
+            let shutdown = Shutdown(host: host, listener: listener)
+            let server = LocalServer(host: host, listener: listener, hostVersion: VersionCommand.version) { kill in
+                await shutdown.begin(reason: "stop-daemon\(kill ? " --kill-sessions" : "")")
+            }
+            let signals = SignalWatcher([SIGTERM, SIGINT]) { signal in
+                Task { await shutdown.begin(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT") }
+            }
+            HostLog.info("daemon \(getpid()) serving \(home.path) on \(socketPath)")
+            await server.run()
+            await shutdown.finished()
+            signals.cancel()
+            HostLog.info("daemon \(getpid()) stopped")
+            return 0
+        }
+        return try status.get()
+    }
+}
+
+/// Shutting down once: stop listening, stop every agent, close the files.
+actor Shutdown {
+    let host: SessionHost
+    let listener: UnixListener
+    var started = false
+    var done = false
+    var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(host: SessionHost, listener: UnixListener) {
+        self.host = host
+        self.listener = listener
+    }
+
+    func begin(reason: String) async {
+        guard !started else { return }
+        started = true
+        HostLog.info("shutting down (\(reason))")
+        await host.shutdown()
+        listener.close()
+        done = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
+    }
+
+    func finished() async {
+        if done { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+}
+
+/// Runs `body` for signals, on a Dispatch queue (the signals are blocked for normal delivery).
+final class SignalWatcher: @unchecked Sendable {  // sources are set once in init; cancel() is thread-safe
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ signals: [Int32], _ body: @escaping @Sendable (Int32) -> Void) {
+        sources = signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { body(number) }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() { for source in sources { source.cancel() } }
+}
+
+let nucleicIgnoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
+
+/// This executable's path (the replay backend runs `nucleic replay-agent`).
+enum SelfExecutable {
+    static let path: String = {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+    }()
+}
+
+/// The backend manifests in `Adapters/` (docs/ADAPTERS.md).
+enum AdapterCatalog {
+    static func load() throws -> [String: AdapterManifest] {
+        var manifests: [String: AdapterManifest] = [:]
+        for name in ["claude", "codex"] {
+            let path = try Resources.path("Adapters/\(name).json")
+            let text = try FileText.read(path)
+            do {
+                let manifest = try AdapterManifest(json: JSONParser.parse(text))
+                manifests[manifest.name] = manifest
+            } catch {
+                throw CommandError(message: "\(path): \(error)")
+            }
+        }
+        return manifests
+    }
+}
+
+/// Reading a whole small file.
+enum FileText {
+    static func read(_ path: String) throws -> String {
+        guard let file = fopen(path, "r") else { throw CommandError(message: "cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, file)
+            if n == 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Runs async work from the synchronous `main`, blocking until it is done.
+enum Blocking {
+    static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
+        let box = ResultBox<T>()
+        let semaphore = DispatchSemaphore(value: 0)
+        Task {
+            do { box.value = .success(try await body()) } catch { box.value = .failure(error) }
+            semaphore.signal()
+        }
+        semaphore.wait()
+        return box.value!
+    }
+}
+
+final class ResultBox<T: Sendable>: @unchecked Sendable {  // written once before the semaphore signals, read after
+    var value: Result<T, any Error>?
+}

@@ -1,0 +1,392 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NucleicProtocol
+import NucleicRuntime
+
+/// The commands that talk to the daemon (DESIGN.md §1). Each is a small function: parse,
+/// one or two requests, print.
+enum SessionCommands {
+    static let usages: [String: String] = [
+        "project": """
+            usage: nucleic project add PATH [--name N]
+                   nucleic project ls [--json]
+
+            Registers a git repository as a project; its current branch becomes the base that
+            sessions branch from.
+            """,
+        "start": """
+            usage: nucleic start PROMPT [--project P] [--backend claude|codex|replay] [--fixture F]
+                                 [--base BRANCH] [--title T]
+
+            Starts an agent on PROMPT in a new worktree and branch (nucleic/<title>-<id>) of the
+            project, and prints the session id. The replay backend plays a recorded fixture.
+            """,
+        "ls": "usage: nucleic ls [--all] [--json]\n\nSessions in attention order: NEEDS YOU, RUNNING, DONE (--all: with the archived).",
+        "show": "usage: nucleic show SESSION [--json]\n\nOne session's summary and pending approvals.",
+        "log": """
+            usage: nucleic log SESSION [--follow] [--since SEQ] [--json]
+
+            The session's transcript, readable (--json: the events). --follow keeps printing new
+            events until interrupted; --since starts after that seq.
+            """,
+        "approvals": "usage: nucleic approvals [--json]\n\nPending approvals across sessions, oldest first, with their risk.",
+        "approve": """
+            usage: nucleic approve APPROVAL [--input FILE | --edit]
+
+            Allows a pending approval. --input FILE allows it with the JSON input in FILE instead;
+            --edit opens the input in $EDITOR first. Backends that cannot take a modified input
+            (Codex) refuse; deny with a message instead.
+            """,
+        "deny": "usage: nucleic deny APPROVAL [--message M]\n\nDenies a pending approval; the agent continues and sees the message.",
+        "send": "usage: nucleic send SESSION TEXT\n\nSends a follow-up (resuming the agent if it is no longer running).",
+        "interrupt": "usage: nucleic interrupt SESSION\n\nStops the session's current turn.",
+        "diff": "usage: nucleic diff SESSION [--stat] [--json]\n\nThe session's changes against its base, uncommitted and untracked files included.",
+        "discard": """
+            usage: nucleic discard SESSION [--delete-branch]
+
+            Stops the agent and removes the worktree. The branch is kept unless --delete-branch;
+            the transcript is always kept.
+            """,
+        "export-fixture": "usage: nucleic export-fixture SESSION\n\nPrints the session's raw journal: a fixture `nucleic replay-agent` can play.",
+        "stop-daemon": """
+            usage: nucleic stop-daemon [--kill-sessions]
+
+            Stops the daemon gracefully. Today every agent stops with it (--kill-sessions says so
+            explicitly); a later version keeps sessions running unless --kill-sessions.
+            """,
+    ]
+
+    static func run(_ command: String, _ arguments: [String]) throws -> Int32 {
+        let usage = usages[command]!
+        let result = Blocking.run { () async throws -> Int32 in
+            switch command {
+            case "project": return try await project(arguments, usage)
+            case "start": return try await start(arguments, usage)
+            case "ls": return try await list(arguments, usage)
+            case "show": return try await show(arguments, usage)
+            case "log": return try await log(arguments, usage)
+            case "approvals": return try await approvals(arguments, usage)
+            case "approve", "deny": return try await decide(command, arguments, usage)
+            case "send": return try await send(arguments, usage)
+            case "interrupt": return try await interrupt(arguments, usage)
+            case "diff": return try await diff(arguments, usage)
+            case "discard": return try await discard(arguments, usage)
+            case "export-fixture": return try await exportFixture(arguments, usage)
+            case "stop-daemon": return try await stopDaemon(arguments, usage)
+            default: throw UsageError(message: "unknown command '\(command)'", usage: CLI.usage)
+            }
+        }
+        return try result.get()
+    }
+
+    // MARK: Helpers
+
+    static func positionals(_ parsed: ArgumentParser, _ names: [String], _ usage: String) throws -> [String] {
+        guard parsed.positionals.count == names.count else {
+            let missing = parsed.positionals.count < names.count
+            throw UsageError(message: missing ? "missing \(names[parsed.positionals.count])" : "unexpected argument '\(parsed.positionals[names.count])'", usage: usage)
+        }
+        return parsed.positionals
+    }
+
+    static func json(_ value: JSONValue) { Output.standardOutput(JSONWriter.string(value)) }
+
+    static func resolveSession(_ reference: String, _ client: DaemonClient) async throws -> SessionSummary {
+        guard case .sessionList(let sessions) = try await client.request(.listSessions(includeArchived: true)).body else {
+            throw CommandError(message: "unexpected reply to listSessions")
+        }
+        switch Naming.resolve(reference, among: sessions.map(\.sessionID)) {
+        case .one(let id): return sessions.first { $0.sessionID == id }!
+        case .none: throw CommandError(message: "no session \(reference) (see `nucleic ls --all`)", status: 2)
+        case .ambiguous(let ids):
+            throw CommandError(message: "\(reference) matches \(ids.count) sessions: \(ids.map { short($0.rawValue) }.joined(separator: ", "))", status: 2)
+        }
+    }
+
+    static func pending(_ client: DaemonClient) async throws -> [ApprovalRequest] {
+        guard case .approvalList(let approvals) = try await client.request(.listApprovals).body else {
+            throw CommandError(message: "unexpected reply to listApprovals")
+        }
+        return approvals
+    }
+
+    static func resolveApproval(_ reference: String, _ client: DaemonClient) async throws -> ApprovalRequest {
+        let approvals = try await pending(client)
+        switch Naming.resolve(reference, among: approvals.map(\.id)) {
+        case .one(let id): return approvals.first { $0.id == id }!
+        case .none: throw CommandError(message: "no pending approval \(reference) (see `nucleic approvals`)", status: 2)
+        case .ambiguous(let ids): throw CommandError(message: "\(reference) matches \(ids.count) approvals; give more characters", status: 2)
+        }
+    }
+
+    static func short(_ id: String) -> String { String(id.prefix(13)) }
+
+    // MARK: Commands
+
+    static func project(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        guard let sub = arguments.first else { throw UsageError(message: "missing add or ls", usage: usage) }
+        let parsed = try ArgumentParser(Array(arguments.dropFirst()), valued: ["name"], boolean: ["json"], usage: usage)
+        let client = try await DaemonClient.connect()
+        switch sub {
+        case "add":
+            let path = try positionals(parsed, ["PATH"], usage)[0]
+            let absolute = path.hasPrefix("/") ? path : (Self.currentDirectory() + "/" + path)
+            guard case .projectList(let projects) = try await client.request(.addProject(path: absolute, name: parsed["name"])).body,
+                let project = projects.first else { throw CommandError(message: "unexpected reply") }
+            if parsed.flag("json") { json(project.json) } else {
+                Output.standardOutput("added project \(project.name): \(project.path) (sessions start from \(project.baseBranch))")
+            }
+        case "ls":
+            _ = try positionals(parsed, [], usage)
+            guard case .projectList(let projects) = try await client.request(.listProjects).body else { throw CommandError(message: "unexpected reply") }
+            if parsed.flag("json") { json(.array(projects.map(\.json))) } else if projects.isEmpty {
+                Output.standardOutput("no projects yet: add one with `nucleic project add PATH`")
+            } else {
+                for p in projects { Output.standardOutput("\(p.name)\t\(p.baseBranch)\t\(p.path)") }
+            }
+        default:
+            throw UsageError(message: "unknown project command '\(sub)'", usage: usage)
+        }
+        return 0
+    }
+
+    static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        return getcwd(&buffer, buffer.count) != nil ? String(cString: buffer) : "."
+    }
+
+    static func start(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: ["project", "backend", "fixture", "base", "title"], boolean: ["json"], usage: usage)
+        let prompt = try positionals(parsed, ["PROMPT"], usage)[0]
+        let backend = parsed["backend"] ?? "claude"
+        var fixture = parsed["fixture"]
+        if let f = fixture, !f.hasPrefix("/") { fixture = currentDirectory() + "/" + f }
+        if backend == "replay" && fixture == nil { throw UsageError(message: "--backend replay needs --fixture FILE", usage: usage) }
+        if backend != "replay" && fixture != nil { throw UsageError(message: "--fixture is for --backend replay", usage: usage) }
+        let client = try await DaemonClient.connect()
+        let request = ClientMsg.StartSession(prompt: prompt, project: parsed["project"], backend: backend, fixture: fixture,
+                                             base: parsed["base"], title: parsed["title"])
+        guard case .sessionCreated(let summary) = try await client.request(.startSession(request)).body else {
+            throw CommandError(message: "unexpected reply to startSession")
+        }
+        if parsed.flag("json") { json(summary.json) } else { Output.standardOutput(summary.sessionID.rawValue) }
+        return 0
+    }
+
+    static func list(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json", "all"], usage: usage)
+        _ = try positionals(parsed, [], usage)
+        let client = try await DaemonClient.connect()
+        guard case .sessionList(let sessions) = try await client.request(.listSessions(includeArchived: parsed.flag("all"))).body else {
+            throw CommandError(message: "unexpected reply")
+        }
+        if parsed.flag("json") { json(.array(sessions.map(\.json))); return 0 }
+        if sessions.isEmpty { Output.standardOutput("no sessions: start one with `nucleic start PROMPT`"); return 0 }
+        for bucket in SessionStatus.Bucket.allCases {
+            let rows = sessions.filter { $0.status.bucket == bucket }
+            guard !rows.isEmpty else { continue }
+            let name = switch bucket { case .needsYou: "NEEDS YOU"; case .running: "RUNNING"; case .done: "DONE" }
+            Output.standardOutput("\(name) (\(rows.count))")
+            for s in rows { Output.standardOutput("  " + row(s)) }
+        }
+        return 0
+    }
+
+    static func row(_ s: SessionSummary) -> String {
+        let diff = s.diffStat.map { " +\($0.insertions)/−\($0.deletions)" } ?? ""
+        let pending = s.pendingApprovals > 0 ? " · \(s.pendingApprovals) pending" : ""
+        return "\(short(s.sessionID.rawValue))  \(s.status.rawValue.padding(16))  \(s.title)  [\(s.projectName) · \(s.backend)\(diff)\(pending)]"
+    }
+
+    static func show(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
+        let reference = try positionals(parsed, ["SESSION"], usage)[0]
+        let client = try await DaemonClient.connect()
+        let summary = try await resolveSession(reference, client)
+        let approvals = try await pending(client).filter { $0.sessionID == summary.sessionID }
+        if parsed.flag("json") {
+            json(["summary": summary.json, "pendingApprovals": .array(approvals.map(\.json))])
+            return 0
+        }
+        Output.standardOutput("""
+            session   \(summary.sessionID)
+            title     \(summary.title)
+            status    \(summary.status.rawValue)
+            project   \(summary.projectName)   backend \(summary.backend)
+            branch    \(summary.branch)
+            events    \(summary.lastSeq)   updated \(summary.updatedAt)
+            """)
+        if let d = summary.diffStat { Output.standardOutput("diff      \(d.files) files, +\(d.insertions) −\(d.deletions)") }
+        for a in approvals { Output.standardOutput("pending   \(short(a.id.rawValue))  \(a.toolName) \(TranscriptRenderer().summary(of: a.input))  [\(a.risk.rawValue)]") }
+        return 0
+    }
+
+    static func log(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: ["since"], boolean: ["json", "follow"], usage: usage)
+        let reference = try positionals(parsed, ["SESSION"], usage)[0]
+        var since: Int64 = 0
+        if let text = parsed["since"] {
+            guard let n = Int64(text), n >= 0 else { throw UsageError(message: "--since must be a seq (0 or more)", usage: usage) }
+            since = n
+        }
+        let client = try await DaemonClient.connect()
+        let summary = try await resolveSession(reference, client)
+        let renderer = TranscriptRenderer()
+        func emit(_ events: [SequencedEvent]) {
+            for e in events {
+                if parsed.flag("json") { json(e.json) } else if let line = renderer.render(e.event) { Output.standardOutput(line) }
+            }
+        }
+        guard case .events(_, let backlog) = try await client.request(.subscribe(sessionID: summary.sessionID, sinceSeq: since, verbosity: .full)).body else {
+            throw CommandError(message: "unexpected reply to subscribe")
+        }
+        emit(backlog)
+        guard parsed.flag("follow") else { return 0 }
+        for await message in client.pushed {
+            if case .events(let id, let events) = message.body, id == summary.sessionID { emit(events) }
+        }
+        return 0
+    }
+
+    static func approvals(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
+        _ = try positionals(parsed, [], usage)
+        let client = try await DaemonClient.connect()
+        let list = try await pending(client)
+        if parsed.flag("json") { json(.array(list.map(\.json))); return 0 }
+        if list.isEmpty { Output.standardOutput("no pending approvals"); return 0 }
+        for a in list {
+            let what = a.question.map { $0.questions.map(\.question).joined(separator: " / ") } ?? TranscriptRenderer().summary(of: a.input)
+            Output.standardOutput("\(short(a.id.rawValue))  \(a.risk.rawValue.padding(11))  \(a.toolName)  \(what)  (session \(short(a.sessionID?.rawValue ?? "?")))")
+        }
+        return 0
+    }
+
+    static func decide(_ command: String, _ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: command == "approve" ? ["input"] : ["message"],
+                                        boolean: command == "approve" ? ["edit"] : [], usage: usage)
+        let reference = try positionals(parsed, ["APPROVAL"], usage)[0]
+        if parsed["input"] != nil && parsed.flag("edit") { throw UsageError(message: "give --input or --edit, not both", usage: usage) }
+        let client = try await DaemonClient.connect()
+        let approval = try await resolveApproval(reference, client)
+        let decision: Decision
+        if command == "deny" {
+            decision = .deny(message: parsed["message"] ?? "")
+        } else if let file = parsed["input"] {
+            decision = .allowModified(input: try parseInput(FileText.read(file), from: file))
+        } else if parsed.flag("edit") {
+            decision = .allowModified(input: try Editor.edit(approval.input))
+        } else {
+            decision = .allow
+        }
+        _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision))
+        Output.standardOutput("\(command == "deny" ? "denied" : "approved") \(short(approval.id.rawValue)) (\(approval.toolName))")
+        return 0
+    }
+
+    static func parseInput(_ text: String, from source: String) throws -> JSONValue {
+        do {
+            let value = try JSONParser.parse(text)
+            guard case .object = value else { throw CommandError(message: "\(source): the input must be a JSON object") }
+            return value
+        } catch let error as CommandError { throw error } catch {
+            throw CommandError(message: "\(source) is not valid JSON: \(error)")
+        }
+    }
+
+    static func send(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        let values = try positionals(parsed, ["SESSION", "TEXT"], usage)
+        let client = try await DaemonClient.connect()
+        let summary = try await resolveSession(values[0], client)
+        _ = try await client.request(.sendInput(sessionID: summary.sessionID, text: values[1]))
+        return 0
+    }
+
+    static func interrupt(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        let reference = try positionals(parsed, ["SESSION"], usage)[0]
+        let client = try await DaemonClient.connect()
+        let summary = try await resolveSession(reference, client)
+        _ = try await client.request(.interrupt(sessionID: summary.sessionID))
+        return 0
+    }
+
+    static func diff(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["stat", "json"], usage: usage)
+        let reference = try positionals(parsed, ["SESSION"], usage)[0]
+        let client = try await DaemonClient.connect()
+        let summary = try await resolveSession(reference, client)
+        guard case .diff(_, let stat, let files, let patch) = try await client.request(.getDiff(sessionID: summary.sessionID, statOnly: parsed.flag("stat"))).body else {
+            throw CommandError(message: "unexpected reply to getDiff")
+        }
+        if parsed.flag("json") {
+            var o: JSONObject = ["stat": stat.json, "files": .array(files.map(\.json))]
+            o.append("patch", ifPresent: patch.map(JSONValue.string))
+            json(.object(o))
+            return 0
+        }
+        if let patch, !parsed.flag("stat") { Output.write(1, patch) }
+        for f in files { Output.standardOutput(" \(f.path) | \(f.isBinary ? "binary" : "+\(f.insertions) −\(f.deletions)") (\(f.change))") }
+        Output.standardOutput(" \(stat.files) files changed, \(stat.insertions) insertions(+), \(stat.deletions) deletions(−)")
+        return 0
+    }
+
+    static func discard(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["delete-branch"], usage: usage)
+        let reference = try positionals(parsed, ["SESSION"], usage)[0]
+        let client = try await DaemonClient.connect()
+        let summary = try await resolveSession(reference, client)
+        _ = try await client.request(.discard(sessionID: summary.sessionID, deleteBranch: parsed.flag("delete-branch")))
+        Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); branch \(summary.branch) \(parsed.flag("delete-branch") ? "deleted" : "kept")")
+        return 0
+    }
+
+    static func exportFixture(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        let reference = try positionals(parsed, ["SESSION"], usage)[0]
+        let client = try await DaemonClient.connect()
+        let summary = try await resolveSession(reference, client)
+        guard case .fixture(_, let text) = try await client.request(.exportFixture(sessionID: summary.sessionID)).body else {
+            throw CommandError(message: "unexpected reply to exportFixture")
+        }
+        Output.write(1, text)
+        return 0
+    }
+
+    static func stopDaemon(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["kill-sessions"], usage: usage)
+        _ = try positionals(parsed, [], usage)
+        let client: DaemonClient
+        do { client = try await DaemonClient.connect(start: false) } catch {
+            Output.standardOutput("the daemon is not running")
+            return 0
+        }
+        _ = try await client.request(.shutdown(killSessions: parsed.flag("kill-sessions")))
+        for await _ in client.pushed {}  // until the daemon closes the connection
+        Output.standardOutput("the daemon stopped")
+        return 0
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}
+
+/// `--edit`: the input in $EDITOR (or vi), read back as JSON.
+enum Editor {
+    static func edit(_ input: JSONValue) throws -> JSONValue {
+        var template = Array("/tmp/nucleic-input-XXXXXX.json".utf8CString)
+        let fd = mkstemps(&template, 5)
+        guard fd >= 0 else { throw CommandError(message: "cannot create a temporary file: \(String(cString: strerror(errno)))") }
+        let path = String(cString: template)
+        defer { unlink(path) }
+        Output.write(fd, JSONWriter.string(input) + "\n")
+        Glibc.close(fd)
+        let editor = getenv("VISUAL").map { String(cString: $0) } ?? getenv("EDITOR").map { String(cString: $0) } ?? "vi"
+        let status = system("\(editor) '\(path)'")
+        guard status == 0 else { throw CommandError(message: "\(editor) exited with status \(status); nothing was sent") }
+        return try SessionCommands.parseInput(FileText.read(path), from: "the edited input")
+    }
+}
