@@ -107,16 +107,19 @@ extension SessionHost {
     }
 
     func record(_ id: SessionID, _ event: SequencedEvent) async {
+        // Listeners hear the event first, then what it means (an approval to answer, a new
+        // summary), so a client never sees an approval before the event that carries it.
+        var after: [Notification] = []
         do {
             switch event.event {
             case .approvalRequested(var request):
                 request.sessionID = id
                 try await store.insert(ApprovalRecord(request: request, sessionID: id, createdAt: event.ts))
-                notify(.approvalRequested(request))
+                after.append(.approvalRequested(request))
             case .approvalResolved(let resolution):
                 _ = try await store.resolve(approval: resolution.approvalID, decision: resolution.decision,
                                             decidedBy: resolution.decidedBy, decidedByLabel: resolution.decidedByLabel, at: event.ts)
-                notify(.approvalResolved(id, resolution))
+                after.append(.approvalResolved(id, resolution))
             case .approvalWithdrawn(let approvalID, let reason):
                 _ = try await store.withdraw(approval: approvalID, reason: reason, at: event.ts)
             case .sessionStarted(let started):
@@ -127,7 +130,6 @@ extension SessionHost {
                     if status == .error { record.error = reason }
                 }
                 statuses[id] = status
-                if status != .running && status != .awaitingApproval { await startQueued() }
             default:
                 break
             }
@@ -136,7 +138,11 @@ extension SessionHost {
             HostLog.warning("session \(id): could not record seq \(event.seq) in the store: \(error)")
         }
         notify(.events(id, [event]))
-        if case .statusChanged = event.event, let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
+        for notification in after { notify(notification) }
+        if case .statusChanged(let status, _) = event.event {
+            if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
+            if status != .running && status != .awaitingApproval { await startQueued() }
+        }
     }
 
     /// Starts queued sessions while there are free slots.

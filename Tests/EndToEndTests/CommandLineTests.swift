@@ -48,6 +48,11 @@ import Testing
         (["events", "--colour"], "unknown option --colour"),
         (["events", "a", "b"], "give at most one FILE"),
         (["demo", "--fast=yes"], "--fast takes no value"),
+        (["start"], "missing PROMPT"),
+        (["start", "x", "--backend", "replay"], "--backend replay needs --fixture FILE"),
+        (["approve", "a1", "--input", "f", "--edit"], "give --input or --edit, not both"),
+        (["log", "s1", "--since", "-3"], "--since must be a seq"),
+        (["serve", "--max-running", "0"], "--max-running must be a positive number"),
     ])
     func usageErrorsExit64WithTheUsage(_ args: [String], _ message: String) async throws {
         let run = try await nucleic(args)
@@ -107,11 +112,17 @@ import Testing
         #expect(run.stderr == "nucleic: cannot read /nonexistent/stream.jsonl: No such file or directory\n")
     }
 
-    @Test func theDemoShowsTheRecordedSession() async throws {
-        let run = try await nucleic(["demo", "--fast"])
+    @Test func theDemoRunsASessionAndAsksForTheApproval() async throws {
+        let run = try await nucleic(["demo", "--fast", "--yes"])
         #expect(run.status == .exited(0), "\(run.stderr)")
-        for expected in ["? approval: Bash echo hello > hello.txt", "→ allowed as recorded", "■ run finished"] {
+        for expected in ["Scratch repository", "? approval: Bash echo hello > hello.txt", "→ allowed by user:demo", "■ run finished",
+                         "The session's diff against main", "Status: finished"] {
             #expect(run.stdout.contains(expected), "\(run.stdout)")
         }
+        // Asked at the terminal: a reason denies, and the replay stops at the divergence, explained.
+        let denied = try await nucleic(["demo", "--fast"], stdin: Array("not now\n".utf8))
+        #expect(denied.status == .exited(1))
+        #expect(denied.stdout.contains("→ denied: not now by user:demo") && denied.stdout.contains("A replayed agent can only follow its recording"),
+                "\(denied.stdout)")
     }
 }
