@@ -95,10 +95,12 @@ enum CLI {
 struct ArgumentParser {
     private(set) var positionals: [String] = []
     private var options: [String: String] = [:]
+    private var lists: [String: [String]] = [:]
     private var flags: Set<String> = []
 
-    /// - Parameters: `valued` options take a value; `boolean` ones do not. Anything else is an error.
-    init(_ arguments: [String], valued: Set<String>, boolean: Set<String> = [], usage: String) throws {
+    /// - Parameters: `valued` options take a value (the last one given wins); `repeated` ones take
+    ///   a value each time; `boolean` ones take none. Anything else is an error.
+    init(_ arguments: [String], valued: Set<String>, boolean: Set<String> = [], repeated: Set<String> = [], usage: String) throws {
         var i = 0
         var onlyPositionals = false
         while i < arguments.count {
@@ -118,13 +120,14 @@ struct ArgumentParser {
             if boolean.contains(name) {
                 guard value == nil else { throw UsageError(message: "--\(name) takes no value", usage: usage) }
                 flags.insert(name)
-            } else if valued.contains(name) {
+            } else if valued.contains(name) || repeated.contains(name) {
                 if value == nil {
                     guard i < arguments.count else { throw UsageError(message: "--\(name) needs a value", usage: usage) }
                     value = arguments[i]
                     i += 1
                 }
                 options[name] = value
+                lists[name, default: []].append(value!)
             } else {
                 throw UsageError(message: "unknown option --\(name)", usage: usage)
             }
@@ -133,6 +136,8 @@ struct ArgumentParser {
 
     subscript(option: String) -> String? { options[option] }
     func flag(_ name: String) -> Bool { flags.contains(name) }
+    /// Every value a repeated option was given, in order.
+    func all(_ option: String) -> [String] { lists[option] ?? [] }
 }
 
 enum Output {

@@ -50,7 +50,8 @@ import Testing
         (["demo", "--fast=yes"], "--fast takes no value"),
         (["start"], "missing PROMPT"),
         (["start", "x", "--backend", "replay"], "--backend replay needs --fixture FILE"),
-        (["approve", "a1", "--input", "f", "--edit"], "give --input or --edit, not both"),
+        (["approve", "a1", "--input", "f", "--edit"], "give one of --input, --edit and --answer"),
+        (["deny", "a1", "--cancel", "--message", "m"], "--cancel takes no --message"),
         (["log", "s1", "--since", "-3"], "--since must be a seq"),
         (["serve", "--max-running", "0"], "--max-running must be a positive number"),
     ])
