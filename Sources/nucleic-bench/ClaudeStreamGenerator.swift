@@ -36,7 +36,6 @@ struct ClaudeStreamGenerator {
     private var rng: SplitMix64
     private var uuidCounter = 0
     private var sessionCounter = 0
-    private var messageCounter = 0
     private var sessionID = ""
     private var turnsLeftInSession = 0
     private let cwd = "/tmp/nucleic-fixture/repo"
@@ -58,18 +57,14 @@ struct ClaudeStreamGenerator {
         turnsLeftInSession -= 1
         emit("system/status", system("status", ["status": "requesting"]))
         let toolSteps = Int.random(in: 0...4, using: &rng)
-        var usedTools = 0
-        for _ in 0..<toolSteps {
-            toolStep()
-            usedTools += 1
-        }
+        for _ in 0..<toolSteps { toolStep() }
         let messageID = nextMessageID()
         emitStream(["type": "message_start", "message": messageStub(messageID)], messageID)
         let answer = prose(sentences: Int.random(in: 1...8, using: &rng))
         streamTextBlock(index: 0, type: "text", field: "text", text: answer, messageID: messageID)
         streamMessageEnd(stopReason: "end_turn", messageID: messageID)
         emit("assistant", assistant(messageID, [["type": "text", "text": .string(answer)]]))
-        emit("result", result(answer, turns: usedTools + 1))
+        emit("result", result(answer, turns: toolSteps + 1))
     }
 
     private mutating func startSession() {
@@ -91,7 +86,8 @@ struct ClaudeStreamGenerator {
             let signature = "sig-" + token(length: 40)
             streamTextBlock(index: index, type: "thinking", field: "thinking", text: thinking, messageID: messageID, signature: signature)
             if chance(0.5) {
-                emit("system/thinking_tokens", system("thinking_tokens", ["estimated_tokens": .int(Int64(thinking.utf8.count / 4)), "estimated_tokens_delta": .int(Int64(thinking.utf8.count / 4))]))
+                let tokens = JSONValue.int(Int64(thinking.utf8.count / 4))
+                emit("system/thinking_tokens", system("thinking_tokens", ["estimated_tokens": tokens, "estimated_tokens_delta": tokens]))
             }
             blocks.append(["type": "thinking", "thinking": .string(thinking), "signature": .string(signature)])
             index += 1
@@ -405,10 +401,7 @@ struct ClaudeStreamGenerator {
         return uuid(uuidCounter)
     }
 
-    private mutating func nextMessageID() -> String {
-        messageCounter += 1
-        return "msg_01" + token(length: 22)
-    }
+    private mutating func nextMessageID() -> String { "msg_01" + token(length: 22) }
 
     private func uuid(_ n: Int) -> String {
         let hex = String(n, radix: 16)

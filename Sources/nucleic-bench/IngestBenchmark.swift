@@ -100,7 +100,8 @@ enum IngestBenchmark: BenchCommand {
             let started = monotonicSeconds()
             let generated = ClaudeStreamGenerator.generate(targetBytes: options.megabytes * 1_000_000, seed: UInt64(options.seed))
             stream = generated.stream
-            Output.standardError("generated \(Format.fixed(Double(stream.count) / 1e6, 1)) MB (seed \(options.seed)) in \(Format.fixed(monotonicSeconds() - started, 1)) s")
+            let seconds = Format.fixed(monotonicSeconds() - started, 1)
+            Output.standardError("generated \(Format.fixed(Double(stream.count) / 1e6, 1)) MB (seed \(options.seed)) in \(seconds) s")
             if options.mix { Output.standardOutput(mixTable(generated.mix, total: stream.count) + "\n") }
             file = try options.keep ?? Files.temporary(prefix: "nucleic-bench-ingest", suffix: ".jsonl")
             try Files.write(stream, to: file)
@@ -121,7 +122,8 @@ enum IngestBenchmark: BenchCommand {
                 case .python:
                     let report = try PythonPeer.run(python: options.python, script: options.script!, file: file, repeats: 1)
                     guard report.measurement.bytes == stream.count, report.measurement.lines == lines.count else {
-                        throw BenchError(message: "\(options.script!) read \(report.measurement.bytes) bytes in \(report.measurement.lines) lines, not \(stream.count) in \(lines.count)")
+                        let (bytes, count) = (report.measurement.bytes, report.measurement.lines)
+                        throw BenchError(message: "\(options.script!) read \(bytes) bytes in \(count) lines, not \(stream.count) in \(lines.count)")
                     }
                     best[row, default: .init()].add(report.measurement)
                     pythonVersion = report.version
@@ -164,7 +166,8 @@ enum IngestBenchmark: BenchCommand {
         guard let nucleic = best[.ingest]?.best else { return nil }
         var line = "ingest: nucleic \(Format.fixed(nucleic.megabytesPerSecond, 1)) MB/s (\(Format.count(nucleic.eventsPerSecond ?? 0)) events/s)"
         if let python = best[.python]?.best {
-            line += " vs python json.loads \(Format.fixed(python.megabytesPerSecond, 1)) MB/s = \(Format.fixed(nucleic.megabytesPerSecond / python.megabytesPerSecond, 2))x"
+            let ratio = nucleic.megabytesPerSecond / python.megabytesPerSecond
+            line += " vs python json.loads \(Format.fixed(python.megabytesPerSecond, 1)) MB/s = \(Format.fixed(ratio, 2))x"
         }
         return line
     }
