@@ -207,9 +207,12 @@ import Testing
         for name in ["api-error", "stream-error"] {
             let events = try named(name)
             #expect(notices(events, .error).count == 1, "\(name): \(events)")
-            #expect(runs(events).map(\.stopReason) == ["api_error"], "\(name)")
+            #expect(runs(events).first?.stopReason == "api_error", "\(name)")
             #expect(runs(events).first?.isError == true)
         }
+        // After a failed turn the thread takes the next one normally (api-error records the retry).
+        #expect(runs(try named("api-error")).map(\.stopReason) == ["api_error", "end_turn"])
+        #expect(runs(try named("stream-error")).map(\.stopReason) == ["api_error"])
         // Codex retried the broken stream once before giving up: a warning first.
         #expect(notices(try named("stream-error"), .warning).contains { $0.hasPrefix("Codex is retrying after: Reconnecting") })
     }
