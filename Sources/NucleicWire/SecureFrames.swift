@@ -1,0 +1,132 @@
+/// The framing of Nucleic's secure channel on a byte stream (DESIGN.md §5, docs/NOISE.md).
+///
+/// Every Noise message, handshake or transport, is written as a 2-byte big-endian length and then
+/// that many bytes. The plaintext of a transport message is one flags byte (bit 0: more fragments
+/// of this application message follow; the other bits must be 0) and a fragment of one
+/// CBOR-encoded application message. An application message is reassembled from its fragments,
+/// up to `maxMessageSize` bytes. Noise's nonce counter orders the frames: a replayed, dropped or
+/// reordered frame fails to decrypt.
+public enum SecureFrames {
+    /// Bytes of the length prefix.
+    public static let lengthSize = 2
+    /// The largest Noise message a frame carries.
+    public static let maxFrameSize = Noise.maxMessageSize
+    /// The smallest transport frame: the flags byte and the 16-byte tag.
+    public static let minTransportFrameSize = 1 + Noise.tagSize
+    /// The largest fragment one transport frame carries: 65535 - 16 (tag) - 1 (flags) = 65518.
+    public static let maxFragmentSize = maxFrameSize - Noise.tagSize - 1
+    /// The largest reassembled application message: 16 MiB.
+    public static let maxMessageSize = 16 * 1024 * 1024
+    /// Flags bit 0: more fragments of this message follow.
+    public static let moreFragments: UInt8 = 0x01
+
+    /// Frames one Noise message (a handshake message) for the stream: the 2-byte big-endian length,
+    /// then the message.
+    public static func frame(_ noiseMessage: [UInt8]) throws(SecureFrameError) -> [UInt8] {
+        guard !noiseMessage.isEmpty, noiseMessage.count <= maxFrameSize else {
+            throw SecureFrameError(.frameTooLarge, "a framed Noise message is 1...65535 bytes, not \(noiseMessage.count)")
+        }
+        return [UInt8(noiseMessage.count >> 8), UInt8(noiseMessage.count & 0xff)] + noiseMessage
+    }
+}
+
+/// Why a secure frame stream is broken. After any of these the connection must close; `message`
+/// is the reason to log.
+public struct SecureFrameError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure; extend with new static members as the codec grows.
+    public struct Code: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A length prefix announces fewer bytes than the smallest valid frame (0, or less than
+        /// the flags byte and tag of a transport frame).
+        public static let frameTooShort = Code(rawValue: "frameTooShort")
+        /// A message given to be framed does not fit one frame.
+        public static let frameTooLarge = Code(rawValue: "frameTooLarge")
+        /// A frame failed authentication: tampered, replayed, reordered, or another key.
+        public static let decryptFailed = Code(rawValue: "decryptFailed")
+        /// The flags byte has bits other than bit 0 set.
+        public static let unknownFlags = Code(rawValue: "unknownFlags")
+        /// A fragment announcing more fragments carries no bytes.
+        public static let emptyFragment = Code(rawValue: "emptyFragment")
+        /// An application message is (or its fragments add up to) more than the maximum.
+        public static let messageTooLarge = Code(rawValue: "messageTooLarge")
+        /// The stream ended inside a frame or between the fragments of a message.
+        public static let truncated = Code(rawValue: "truncated")
+        /// The cipher's nonce is exhausted (2^64-1 messages): the session must end.
+        public static let nonceExhausted = Code(rawValue: "nonceExhausted")
+
+        public static func < (lhs: Code, rhs: Code) -> Bool { lhs.rawValue < rhs.rawValue }
+        public var description: String { rawValue }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// The reason, for the log: what was wrong and where.
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "secure frame \(code): \(message)" }
+}
+
+/// The bytes received and not yet framed: a growable buffer with a read position, shared by the
+/// splitter and the decoder.
+struct FrameBuffer: Sendable {
+    var bytes: [UInt8] = []
+    /// The first byte not yet consumed.
+    var head = 0
+    /// The stream offset of `bytes[0]`, for error messages.
+    var offset = 0
+
+    var unconsumedCount: Int { bytes.count - head }
+
+    mutating func append(_ chunk: UnsafeRawBufferPointer) {
+        compact()
+        bytes.append(contentsOf: chunk)
+    }
+
+    /// The range of the next complete frame's Noise message in `bytes`, nil while it is incomplete.
+    /// A length below `minimum` throws as soon as the 2 length bytes have arrived.
+    func nextFrame(minimum: Int) throws(SecureFrameError) -> Range<Int>? {
+        guard unconsumedCount >= SecureFrames.lengthSize else { return nil }
+        let length = Int(bytes[head]) << 8 | Int(bytes[head + 1])
+        guard length >= minimum else {
+            throw SecureFrameError(.frameTooShort, "the frame at stream byte \(offset + head) announces \(length) bytes; a frame here has at least \(minimum)")
+        }
+        let start = head + SecureFrames.lengthSize
+        guard bytes.count - start >= length else { return nil }
+        return start..<(start + length)
+    }
+
+    mutating func consume(through end: Int) {
+        head = end
+        if head == bytes.count { compact() }
+    }
+
+    /// Drops consumed bytes: all of them when nothing is left, otherwise once they are both more
+    /// than 64 KiB and more than half the buffer (so each byte moves O(1) times).
+    mutating func compact() {
+        if head == bytes.count {
+            offset += head
+            bytes.removeAll(keepingCapacity: bytes.capacity <= 1 << 20)
+            head = 0
+        } else if head > 1 << 16, head * 2 > bytes.count {
+            offset += head
+            bytes.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Hands over every unconsumed byte.
+    mutating func takeAll() -> [UInt8] {
+        let rest = Array(bytes[head...])
+        offset += bytes.count
+        bytes = []
+        head = 0
+        return rest
+    }
+}
