@@ -1,0 +1,102 @@
+import CGit2
+
+/// The snapshot commit: a session worktree's uncommitted work (untracked files included,
+/// ignored files excluded) as a commit on its branch, with the `Nucleic-Session` trailer.
+extension Integrator {
+    /// Commits the uncommitted work in the session worktree at `worktree` to the branch checked
+    /// out there, and brings its index in line, as `git add -A && git commit` would. Returns
+    /// the commit, or nil when there was nothing to commit.
+    ///
+    /// Unlike ``Repository/commitAll(message:author:committer:)``, the message is the snapshot
+    /// message with the session trailer, and the branch moves by compare-and-swap
+    /// (`.modified` when it moved meanwhile).
+    @discardableResult
+    public func snapshot(worktree: String, sessionID: String, author: Signature = .nucleic, committer: Signature? = nil) throws -> OID? {
+        let session = try repository.openWorktreeRepository(worktree)
+        guard let branch = try session.currentBranch, let tip = try session.headCommit else {
+            throw GitError(.invalidRequest, "The worktree \(worktree) has no branch with commits checked out, so there is no session branch to snapshot onto.", path: worktree)
+        }
+        let identity = committer ?? author
+        guard let commit = try makeSnapshot(worktree: worktree, branch: branch, branchTip: tip, sessionID: sessionID, author: author, committer: identity) else {
+            return nil
+        }
+        guard try repository.compareAndSwapBranch(branch, from: tip, to: commit, reflogMessage: "nucleic: snapshot of session \(sessionID)", identity: identity) else {
+            throw GitError(.modified, "Branch '\(branch)' moved while its worktree \(worktree) was being snapshotted. Make sure nothing is committing there (is the session still running?), then try again.", path: worktree)
+        }
+        try session.writeIndex(matching: try repository.treeID(of: commit))
+        return commit
+    }
+
+    /// Writes the snapshot commit of the session worktree as an object (no ref moves, the index
+    /// file is not written) and returns it, or nil when the worktree matches `branchTip`.
+    func makeSnapshot(worktree: String, branch: String, branchTip: OID, sessionID: String, author: Signature, committer: Signature) throws -> OID? {
+        let session = try repository.openWorktreeRepository(worktree)
+        let checkedOut = try session.currentBranch
+        guard checkedOut == branch else {
+            throw GitError(.invalidRequest, "The worktree \(worktree) has \(checkedOut.map { "branch '\($0)'" } ?? "a detached HEAD") checked out, not the session branch '\(branch)'. Pass the session's own worktree and branch.", path: worktree)
+        }
+        guard try session.headCommit == branchTip else {
+            throw GitError(.modified, "Branch '\(branch)' moved while its worktree \(worktree) was being read. Make sure nothing is committing there, then integrate again.", path: worktree)
+        }
+        if let operation = try session.operationInProgress {
+            throw GitError(.operationInProgress, "The session worktree \(worktree) is in the middle of a \(operation). Finish or abort it there (or ask the agent to), then integrate again.", path: worktree)
+        }
+        let tree = try session.workingTreeTree()
+        if tree == (try repository.treeID(of: branchTip)) { return nil }
+        return try repository.createCommit(
+            tree: tree, parents: [branchTip], author: author, committer: committer,
+            message: IntegrationMessage.snapshot(sessionID: sessionID))
+    }
+}
+
+extension Repository {
+    /// The tree `git add -A` would stage in this working tree (ignored files excluded), written
+    /// to the object database. Neither the index file nor this handle's index change.
+    func workingTreeTree() throws -> OID {
+        let index = try GitHandle.make("git_repository_index", "open the index of \(repositoryDescription)", free: git_index_free) {
+            git_repository_index(&$0, pointer)
+        }
+        // The staging happens in this handle's in-memory index only; it is read back from the
+        // file below so later calls through this handle see the index as it is on disk.
+        defer {
+            git_error_clear()
+            _ = git_index_read(index.pointer, 1)
+            git_error_clear()
+        }
+        try stageEverything(index.pointer)
+        var tree = git_oid()
+        try gitCall("git_index_write_tree", "write the tree of \(repositoryDescription)") { git_index_write_tree(&tree, index.pointer) }
+        return OID(tree)
+    }
+
+    /// Sets this working tree's index to `tree` and writes it: after the branch moved to the
+    /// snapshot commit, `git status` is clean again. Staging the working tree gives that tree
+    /// (with fresh stat data) unless a file changed since the snapshot; then the index is read
+    /// from the tree itself, and the newer change shows as unstaged, as it should.
+    func writeIndex(matching tree: OID) throws {
+        let index = try GitHandle.make("git_repository_index", "open the index of \(repositoryDescription)", free: git_index_free) {
+            git_repository_index(&$0, pointer)
+        }
+        try stageEverything(index.pointer)
+        var staged = git_oid()
+        try gitCall("git_index_write_tree", "write the tree of \(repositoryDescription)") { git_index_write_tree(&staged, index.pointer) }
+        if OID(staged) != tree {
+            var id = tree.raw
+            let treeObject = try GitHandle.make("git_tree_lookup", "read tree \(tree.abbreviated())", free: git_tree_free) {
+                git_tree_lookup(&$0, pointer, &id)
+            }
+            try gitCall("git_index_read_tree", "reset the index of \(repositoryDescription)") { git_index_read_tree(index.pointer, treeObject.pointer) }
+        }
+        try gitCall("git_index_write", "write the index of \(repositoryDescription)") { git_index_write(index.pointer) }
+    }
+
+    /// `git add -A` in memory: new and modified files (ignored ones excluded), then deletions.
+    private func stageEverything(_ index: OpaquePointer) throws {
+        try gitCall("git_index_add_all", "stage the files of \(repositoryDescription)") {
+            git_index_add_all(index, nil, GIT_INDEX_ADD_DEFAULT.rawValue, nil, nil)
+        }
+        try gitCall("git_index_update_all", "stage the deletions in \(repositoryDescription)") {
+            git_index_update_all(index, nil, nil, nil)
+        }
+    }
+}
