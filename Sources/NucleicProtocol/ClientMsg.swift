@@ -30,6 +30,34 @@ public struct ClientMsg: Sendable, Hashable {
         case discard(sessionID: SessionID, deleteBranch: Bool)
         case exportFixture(sessionID: SessionID)
         case shutdown(killSessions: Bool)
+        case integrate(Integrate)
+        case overlap(project: String?)
+    }
+
+    /// `nucleic integrate`: bring a session's branch onto its base.
+    public struct Integrate: Sendable, Hashable {
+        /// `merge`, `rebase` or `squash`.
+        public var strategy: String
+        public var sessionID: SessionID
+        public var message: String?
+        public var noFastForward: Bool
+        /// Keep the worktree and branch afterwards.
+        public var keep: Bool
+        /// Interrupt a running session first instead of refusing.
+        public var interrupt: Bool
+        /// Instead of integrating: ask the agent to bring its branch up to date and resolve conflicts.
+        public var resolveWithAgent: Bool
+
+        public init(strategy: String, sessionID: SessionID, message: String? = nil, noFastForward: Bool = false, keep: Bool = false,
+                    interrupt: Bool = false, resolveWithAgent: Bool = false) {
+            self.strategy = strategy
+            self.sessionID = sessionID
+            self.message = message
+            self.noFastForward = noFastForward
+            self.keep = keep
+            self.interrupt = interrupt
+            self.resolveWithAgent = resolveWithAgent
+        }
     }
 
     public struct StartSession: Sendable, Hashable {
@@ -62,7 +90,8 @@ public struct ClientMsg: Sendable, Hashable {
         switch body {
         case .hello, .listSessions, .subscribe, .unsubscribe, .ping: .view
         case .approvalRespond, .sendInput: .approve
-        case .interrupt, .addProject, .listProjects, .startSession, .listApprovals, .getDiff, .discard, .exportFixture, .shutdown:
+        case .interrupt, .addProject, .listProjects, .startSession, .listApprovals, .getDiff, .discard, .exportFixture, .shutdown,
+            .integrate, .overlap:
             .control
         }
     }
@@ -85,6 +114,8 @@ public struct ClientMsg: Sendable, Hashable {
         case .discard: "discard"
         case .exportFixture: "exportFixture"
         case .shutdown: "shutdown"
+        case .integrate: "integrate"
+        case .overlap: "overlap"
         }
     }
 }
@@ -138,6 +169,16 @@ extension ClientMsg: JSONRepresentable {
             o.append("deleteBranch", .bool(deleteBranch))
         case .shutdown(let killSessions):
             o.append("killSessions", .bool(killSessions))
+        case .integrate(let i):
+            o.append("sessionID", .string(i.sessionID.rawValue))
+            o.append("strategy", .string(i.strategy))
+            o.append("message", ifPresent: i.message.map(JSONValue.string))
+            o.append("noFastForward", .bool(i.noFastForward))
+            o.append("keep", .bool(i.keep))
+            o.append("interrupt", .bool(i.interrupt))
+            o.append("resolveWithAgent", .bool(i.resolveWithAgent))
+        case .overlap(let project):
+            o.append("project", ifPresent: project.map(JSONValue.string))
         }
         return .object(o)
     }
@@ -172,6 +213,12 @@ extension ClientMsg: JSONRepresentable {
         case "discard": body = .discard(sessionID: try session(), deleteBranch: try f.bool("deleteBranch", default: false))
         case "exportFixture": body = .exportFixture(sessionID: try session())
         case "shutdown": body = .shutdown(killSessions: try f.bool("killSessions", default: false))
+        case "integrate":
+            body = .integrate(Integrate(
+                strategy: try f.string("strategy"), sessionID: try session(), message: try f.optionalString("message"),
+                noFastForward: try f.bool("noFastForward", default: false), keep: try f.bool("keep", default: false),
+                interrupt: try f.bool("interrupt", default: false), resolveWithAgent: try f.bool("resolveWithAgent", default: false)))
+        case "overlap": body = .overlap(project: try f.optionalString("project"))
         case let other: throw ShapeError("client message: unknown type \"\(other)\"")
         }
         self.init(body, requestID: requestID)

@@ -29,6 +29,13 @@ public struct HostMsg: Sendable, Hashable {
         case approvalList([ApprovalRequest])
         case diff(sessionID: SessionID, stat: DiffStat, files: [FileStat], patch: String?)
         case fixture(sessionID: SessionID, text: String)
+        /// The session's work is on its base: the base's new commit.
+        case integrated(sessionID: SessionID, commit: String, strategy: String, fastForward: Bool, changedPaths: [String])
+        /// Integration changed nothing: `reason` is `conflicted`, `dirtyBase` (uncommitted work in
+        /// the base's working tree at these paths), `baseMoved` or `nothingToIntegrate`.
+        case integrationRefused(sessionID: SessionID, reason: String, paths: [String], message: String)
+        /// Files two or more live sessions have both touched.
+        case overlap([String: [SessionID]])
     }
 
     /// Error codes a client can act on (docs/PROTOCOL.md lists what each means).
@@ -54,6 +61,9 @@ public struct HostMsg: Sendable, Hashable {
         case .approvalList: "approvalList"
         case .diff: "diff"
         case .fixture: "fixture"
+        case .integrated: "integrated"
+        case .integrationRefused: "integrationRefused"
+        case .overlap: "overlap"
         }
     }
 }
@@ -159,6 +169,19 @@ extension HostMsg: JSONRepresentable {
         case .fixture(let id, let text):
             o.append("sessionID", .string(id.rawValue))
             o.append("text", .string(text))
+        case .integrated(let id, let commit, let strategy, let fastForward, let paths):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("commit", .string(commit))
+            o.append("strategy", .string(strategy))
+            o.append("fastForward", .bool(fastForward))
+            o.append("changedPaths", .array(paths.map(JSONValue.string)))
+        case .integrationRefused(let id, let reason, let paths, let message):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("reason", .string(reason))
+            o.append("paths", .array(paths.map(JSONValue.string)))
+            o.append("message", .string(message))
+        case .overlap(let files):
+            o.append("files", .object(JSONObject(files.keys.sorted().map { JSONObject.Entry($0, .array(files[$0]!.map { .string($0.rawValue) })) })))
         }
         return .object(o)
     }
@@ -200,6 +223,19 @@ extension HostMsg: JSONRepresentable {
             body = .diff(sessionID: try session(), stat: try f.decode("stat"), files: try list("files", FileStat.self),
                          patch: try f.optionalString("patch"))
         case "fixture": body = .fixture(sessionID: try session(), text: try f.string("text"))
+        case "integrated":
+            body = .integrated(sessionID: try session(), commit: try f.string("commit"), strategy: try f.string("strategy"),
+                               fastForward: try f.bool("fastForward", default: false),
+                               changedPaths: (f["changedPaths"]?.arrayValue ?? []).compactMap(\.stringValue))
+        case "integrationRefused":
+            body = .integrationRefused(sessionID: try session(), reason: try f.string("reason"),
+                                       paths: (f["paths"]?.arrayValue ?? []).compactMap(\.stringValue), message: try f.string("message"))
+        case "overlap":
+            var files: [String: [SessionID]] = [:]
+            for entry in f["files"]?.objectValue ?? JSONObject() {
+                files[entry.key] = (entry.value.arrayValue ?? []).compactMap(\.stringValue).map { SessionID($0) }
+            }
+            body = .overlap(files)
         case let other: throw ShapeError("host message: unknown type \"\(other)\"")
         }
         self.init(body, requestID: requestID)

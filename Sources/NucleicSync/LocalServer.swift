@@ -116,6 +116,17 @@ public final class LocalServer: Sendable {
             return .ok
         case .exportFixture(let id):
             return .fixture(sessionID: id, text: try await host.exportFixture(id))
+        case .integrate(let request):
+            switch try await host.integrate(request) {
+            case .integrated(let commit, let fastForward, let paths):
+                return .integrated(sessionID: request.sessionID, commit: commit, strategy: request.strategy, fastForward: fastForward, changedPaths: paths)
+            case .refused(let reason, let paths, let message):
+                return .integrationRefused(sessionID: request.sessionID, reason: reason, paths: paths, message: message)
+            case .askedAgent:
+                return .ok
+            }
+        case .overlap(let project):
+            return .overlap(try await host.overlap(project: project))
         case .shutdown(let killSessions):
             let onShutdown = self.onShutdown
             Task { await onShutdown(killSessions) }

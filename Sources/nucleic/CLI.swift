@@ -32,6 +32,8 @@ enum CLI {
           interrupt SESSION                        stop the current turn
           diff SESSION [--stat]                    the session's changes against its base
           discard SESSION [--delete-branch]        stop the agent, remove the worktree
+          integrate SESSION --merge|--rebase|--squash  bring the session's work onto its base
+          overlap [PROJECT]                        files two live sessions both touched
           export-fixture SESSION                   the session's raw journal, replayable
           serve / stop-daemon [--kill-sessions]    run / stop the daemon
 

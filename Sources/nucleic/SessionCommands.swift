@@ -54,6 +54,22 @@ enum SessionCommands {
             Stops the agent and removes the worktree. The branch is kept unless --delete-branch;
             the transcript is always kept.
             """,
+        "integrate": """
+            usage: nucleic integrate SESSION --merge | --rebase | --squash [--message M] [--no-ff] [--keep] [--interrupt]
+                   nucleic integrate SESSION --resolve-with-agent
+
+            Brings the session's work onto its base branch: its uncommitted and untracked files are
+            first committed to the session branch (author Nucleic, a Nucleic-Session trailer), then
+              --merge    fast-forward when possible (--no-ff: always a merge commit)
+              --rebase   the session's commits replayed onto the base tip
+              --squash   one commit: the title, the prompt and the files changed (or --message M)
+            Conflicts change nothing anywhere: the conflicted paths are listed, the session becomes
+            `conflicted`, and the exit status is 3 (4: uncommitted work in your checkout of the base
+            at paths the integration changes). --resolve-with-agent asks the agent to bring its
+            branch up to date and resolve them; integrate again afterwards. Afterwards the worktree
+            is removed and the branch deleted unless --keep; the transcript stays.
+            """,
+        "overlap": "usage: nucleic overlap [PROJECT] [--json]\n\nFiles that two or more live sessions have both touched, before they conflict.",
         "export-fixture": "usage: nucleic export-fixture SESSION\n\nPrints the session's raw journal: a fixture `nucleic replay-agent` can play.",
         "stop-daemon": """
             usage: nucleic stop-daemon [--kill-sessions]
@@ -79,6 +95,8 @@ enum SessionCommands {
             case "diff": return try await diff(arguments, usage)
             case "discard": return try await discard(arguments, usage)
             case "export-fixture": return try await exportFixture(arguments, usage)
+            case "integrate": return try await integrate(arguments, usage)
+            case "overlap": return try await overlap(arguments, usage)
             case "stop-daemon": return try await stopDaemon(arguments, usage)
             default: throw UsageError(message: "unknown command '\(command)'", usage: CLI.usage)
             }
@@ -377,6 +395,61 @@ enum SessionCommands {
         let summary = try await resolveSession(reference, client)
         _ = try await client.request(.discard(sessionID: summary.sessionID, deleteBranch: parsed.flag("delete-branch")))
         Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); branch \(summary.branch) \(parsed.flag("delete-branch") ? "deleted" : "kept")")
+        return 0
+    }
+
+    static func integrate(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: ["message"],
+                                        boolean: ["merge", "rebase", "squash", "no-ff", "keep", "interrupt", "resolve-with-agent", "json"], usage: usage)
+        let reference = try positionals(parsed, ["SESSION"], usage)[0]
+        let strategies = ["merge", "rebase", "squash"].filter { parsed.flag($0) }
+        let resolve = parsed.flag("resolve-with-agent")
+        guard resolve ? strategies.isEmpty : strategies.count == 1 else {
+            throw UsageError(message: resolve ? "--resolve-with-agent takes no strategy" : "choose one of --merge, --rebase and --squash", usage: usage)
+        }
+        if parsed.flag("no-ff") && strategies != ["merge"] { throw UsageError(message: "--no-ff is for --merge", usage: usage) }
+        if parsed["message"] != nil && strategies != ["squash"] { throw UsageError(message: "--message is for --squash", usage: usage) }
+        let client = try await DaemonClient.connect()
+        let summary = try await resolveSession(reference, client)
+        let request = ClientMsg.Integrate(
+            strategy: strategies.first ?? "merge", sessionID: summary.sessionID, message: parsed["message"],
+            noFastForward: parsed.flag("no-ff"), keep: parsed.flag("keep"), interrupt: parsed.flag("interrupt"), resolveWithAgent: resolve)
+        let reply = try await client.request(.integrate(request))
+        if parsed.flag("json") { json(reply.json) }
+        switch reply.body {
+        case .integrated(_, let commit, let strategy, let fastForward, let paths):
+            if !parsed.flag("json") {
+                Output.standardOutput("integrated \(short(summary.sessionID.rawValue)) into its base by \(strategy)\(fastForward ? " (fast-forward)" : ""): \(commit) (\(paths.count) files)")
+            }
+            return 0
+        case .integrationRefused(_, let reason, let paths, let message):
+            if !parsed.flag("json") {
+                Output.standardError("nucleic: \(message)")
+                for path in paths { Output.standardError("  \(path)") }
+            }
+            return reason == "conflicted" ? 3 : reason == "dirtyBase" ? 4 : reason == "nothingToIntegrate" ? 0 : 1
+        case .ok:
+            if !parsed.flag("json") { Output.standardOutput("asked the agent of \(short(summary.sessionID.rawValue)) to resolve the conflicts; integrate again when it is done") }
+            return 0
+        default:
+            throw CommandError(message: "unexpected reply to integrate: \(reply.type)")
+        }
+    }
+
+    static func overlap(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
+        guard parsed.positionals.count <= 1 else { throw UsageError(message: "give at most one PROJECT", usage: usage) }
+        let client = try await DaemonClient.connect()
+        guard case .overlap(let files) = try await client.request(.overlap(project: parsed.positionals.first)).body else {
+            throw CommandError(message: "unexpected reply to overlap")
+        }
+        if parsed.flag("json") {
+            json(.object(JSONObject(files.keys.sorted().map { JSONObject.Entry($0, .array(files[$0]!.map { .string($0.rawValue) })) })))
+        } else if files.isEmpty {
+            Output.standardOutput("no file is touched by two live sessions")
+        } else {
+            for path in files.keys.sorted() { Output.standardOutput("\(path)  \(files[path]!.map { short($0.rawValue) }.joined(separator: ", "))") }
+        }
         return 0
     }
 

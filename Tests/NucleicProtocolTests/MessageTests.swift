@@ -26,6 +26,8 @@ import Testing
         ClientMsg(.discard(sessionID: session, deleteBranch: true)),
         ClientMsg(.exportFixture(sessionID: session)),
         ClientMsg(.shutdown(killSessions: true)),
+        ClientMsg(.integrate(.init(strategy: "squash", sessionID: session, message: "m", noFastForward: false, keep: true, interrupt: true))),
+        ClientMsg(.overlap(project: "shop")),
     ]
 
     static let hostMessages: [HostMsg] = [
@@ -46,10 +48,13 @@ import Testing
         HostMsg(.diff(sessionID: session, stat: DiffStat(files: 1, insertions: 1, deletions: 0),
                       files: [FileStat(path: "a.txt", change: "added", insertions: 1, deletions: 0)], patch: "diff --git a/a.txt b/a.txt\n")),
         HostMsg(.fixture(sessionID: session, text: "{\"fixture\":1}\n")),
+        HostMsg(.integrated(sessionID: session, commit: "abc123", strategy: "squash", fastForward: false, changedPaths: ["a.txt"])),
+        HostMsg(.integrationRefused(sessionID: session, reason: "conflicted", paths: ["a.txt"], message: "conflicts in a.txt")),
+        HostMsg(.overlap(["src/a.swift": [session, "0193b"]])),
     ]
 
     @Test func everyClientMessageRoundTrips() throws {
-        #expect(Set(Self.clientMessages.map(\.type)).count == 16)
+        #expect(Set(Self.clientMessages.map(\.type)).count == 18)
         for message in Self.clientMessages {
             let text = JSONWriter.string(message.json)
             #expect(text.hasPrefix(#"{"type":""# + message.type), "\(text)")
@@ -58,7 +63,7 @@ import Testing
     }
 
     @Test func everyHostMessageRoundTrips() throws {
-        #expect(Set(Self.hostMessages.map(\.type)).count == 15)
+        #expect(Set(Self.hostMessages.map(\.type)).count == 18)
         for message in Self.hostMessages {
             let text = JSONWriter.string(message.json)
             #expect(try HostMsg(json: JSONParser.parse(text)) == message, "\(text)")

@@ -153,4 +153,45 @@ import Testing
         await #expect(throws: SessionError.self) { try await host.resolveSession("ffff") }
         await host.shutdown()
     }
+
+    @Test func integrationSquashesOrRefusesOnConflictChangingNothing() async throws {
+        let setup = try Setup.make()
+        defer { setup.remove() }
+        let host = try await setup.host()
+        var notifications = await host.listen().makeAsyncIterator()
+        _ = try await host.addProject(path: setup.repo, name: "shop")
+        let first = try await host.startSession(.init(prompt: "Add notes", backend: "replay", fixture: fixture("claude/plain.jsonl")))
+        _ = await wait(&notifications, { if case .sessionUpdated(let s) = $0 { s.sessionID == first.sessionID && s.status == .finished } else { false } })
+        let worktree = setup.home.worktree(project: "shop", session: first.sessionID)
+        try "notes\n".write(toFile: worktree + "/notes.txt", atomically: true, encoding: .utf8)
+        #expect(try await host.overlap(project: "shop").isEmpty)
+
+        let outcome = try await host.integrate(.init(strategy: "squash", sessionID: first.sessionID))
+        guard case .integrated(let commit, false, let paths) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(paths == ["notes.txt"])
+        #expect(try Setup.git(["rev-parse", "main"], in: setup.repo).hasPrefix(commit))
+        let message = try Setup.git(["log", "-1", "--format=%an%n%B", "main"], in: setup.repo)
+        #expect(message.hasPrefix("Nucleic\nAdd notes\n") && message.contains("Nucleic-Session: \(first.sessionID.rawValue)"), "\(message)")
+        #expect(FileManager.default.fileExists(atPath: setup.repo + "/notes.txt"), "the user's checkout of main moved along")
+        #expect(!FileManager.default.fileExists(atPath: worktree))
+        #expect(try await host.summary(first.sessionID).status == .integrated)
+        #expect(try Setup.git(["branch", "--list", first.branch], in: setup.repo).isEmpty)
+
+        let second = try await host.startSession(.init(prompt: "Change readme", backend: "replay", fixture: fixture("claude/plain.jsonl")))
+        _ = await wait(&notifications, { if case .sessionUpdated(let s) = $0 { s.sessionID == second.sessionID && s.status == .finished } else { false } })
+        let worktree2 = setup.home.worktree(project: "shop", session: second.sessionID)
+        try "agent\n".write(toFile: worktree2 + "/README.md", atomically: true, encoding: .utf8)
+        try "user\n".write(toFile: setup.repo + "/README.md", atomically: true, encoding: .utf8)
+        try Setup.git(["-c", "user.name=T", "-c", "user.email=t@x", "commit", "-qam", "user change"], in: setup.repo)
+        let before = try Setup.git(["rev-parse", "main", second.branch], in: setup.repo)
+        let conflict = try await host.integrate(.init(strategy: "merge", sessionID: second.sessionID))
+        #expect(conflict == .refused(reason: "conflicted", paths: ["README.md"], message: {
+            if case .refused(_, _, let m) = conflict { m } else { "" }
+        }()))
+        #expect(try Setup.git(["rev-parse", "main", second.branch], in: setup.repo) == before)
+        #expect(try String(contentsOfFile: worktree2 + "/README.md", encoding: .utf8) == "agent\n")
+        #expect(try await host.summary(second.sessionID).status == .conflicted)
+        try Setup.git(["fsck", "--strict"], in: setup.repo)
+        await host.shutdown()
+    }
 }

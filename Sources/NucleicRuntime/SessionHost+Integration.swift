@@ -1,0 +1,151 @@
+import NucleicGit
+public import NucleicProtocol
+import NucleicStore
+
+extension SessionHost {
+    /// What `integrate` did.
+    public enum IntegrationOutcome: Sendable, Hashable {
+        case integrated(commit: String, fastForward: Bool, changedPaths: [String])
+        /// Nothing changed anywhere; `reason`: conflicted, dirtyBase, baseMoved, nothingToIntegrate.
+        case refused(reason: String, paths: [String], message: String)
+        /// `--resolve-with-agent`: the agent was asked to bring its branch up to date.
+        case askedAgent
+    }
+
+    /// Brings a finished session's branch onto its base (docs/INTEGRATION.md): snapshot of the
+    /// worktree's uncommitted work, merge / rebase / squash worked out in memory, the base moved
+    /// only when nothing of the user's would be overwritten.
+    public func integrate(_ request: ClientMsg.Integrate) async throws(SessionError) -> IntegrationOutcome {
+        let id = request.sessionID
+        let record = try await sessionRecord(id)
+        guard !record.status.isArchived else { throw SessionError(.conflict, "session \(id) is \(record.status.rawValue) already") }
+        guard let worktree = record.worktreePath else { throw SessionError(.notFound, "session \(id) has no worktree") }
+        let project: ProjectRecord
+        do {
+            guard let p = try await store.project(id: record.projectID) else { throw SessionError(.notFound, "session \(id)'s project is gone") }
+            project = p
+        } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "\(error)") }
+
+        if request.resolveWithAgent {
+            try await sendInput(id, Self.resolvePrompt(base: record.baseBranch, branch: record.branch))
+            return .askedAgent
+        }
+        if let session = live[id]?.session, await session.isRunning,
+            [.running, .awaitingApproval].contains(await session.status)
+        {
+            guard request.interrupt else {
+                throw SessionError(.conflict, "session \(id) is still working; wait for it, or integrate with --interrupt")
+            }
+            try await session.interrupt()
+            await waitUntilTurnEnds(id)
+        }
+
+        let strategy: IntegrationStrategy
+        switch request.strategy {
+        case "merge": strategy = .merge(noFastForward: request.noFastForward)
+        case "rebase": strategy = .rebase
+        case "squash":
+            let generated = await squashMessage(record, worktree: worktree)
+            strategy = .squash(message: request.message ?? generated)
+        default: throw SessionError(.badMessage, "unknown strategy \(request.strategy) (merge, rebase or squash)")
+        }
+        let result: IntegrationResult
+        do {
+            let repository = try await RepositoryActor.open(project.path)
+            result = try await repository.integrate(IntegrationRequest(
+                sessionID: id.rawValue, branch: record.branch, worktree: worktree, base: record.baseBranch, strategy: strategy,
+                author: .nucleic))
+        } catch { throw SessionError(.internalError, "integrating session \(id): \(error)") }
+
+        switch result {
+        case .integrated(let integration):
+            await finishIntegrated(record, project: project, commit: integration.newTip.description, keep: request.keep)
+            return .integrated(commit: integration.newTip.description, fastForward: integration.fastForward, changedPaths: integration.changedPaths)
+        case .nothingToIntegrate:
+            return .refused(reason: "nothingToIntegrate", paths: [], message: "session \(id) has no changes against \(record.baseBranch)")
+        case .conflicted(let paths):
+            await live[id]?.session.mark(.conflicted)
+            if live[id] == nil { _ = try? await store.modifySession(id: id) { $0.status = .conflicted } }
+            return .refused(reason: "conflicted", paths: paths, message:
+                "session \(id) conflicts with \(record.baseBranch) in \(paths.count) files; nothing was changed. `nucleic integrate \(id.rawValue.prefix(13)) --resolve-with-agent` asks the agent to resolve them")
+        case .dirtyBaseWorktree(let tree, let paths):
+            return .refused(reason: "dirtyBase", paths: paths, message:
+                "\(tree) has uncommitted changes in files this integration changes; commit or stash them, then integrate again")
+        case .baseMoved(let expected, let actual):
+            return .refused(reason: "baseMoved", paths: [], message:
+                "\(record.baseBranch) kept moving (\(expected.description.prefix(8)) → \(actual.description.prefix(8))); integrate again")
+        }
+    }
+
+    /// Files two or more live sessions of a project have both touched.
+    public func overlap(project reference: String?) async throws(SessionError) -> [String: [SessionID]] {
+        let project = try await project(reference)
+        let sessions: [SessionRecord]
+        do {
+            sessions = try await store.sessions(matching: SessionFilter(projectID: project.id)).filter {
+                !$0.status.isArchived && $0.worktreePath != nil
+            }
+        } catch { throw SessionError(.internalError, "\(error)") }
+        do {
+            let repository = try await RepositoryActor.open(project.path)
+            let found = try await repository.overlap(sessions.map {
+                SessionWorktree(id: $0.id.rawValue, path: $0.worktreePath!, base: .branch($0.baseBranch))
+            })
+            return found.mapValues { $0.map { SessionID($0) } }
+        } catch { throw SessionError(.internalError, "finding overlaps: \(error)") }
+    }
+
+    func finishIntegrated(_ record: SessionRecord, project: ProjectRecord, commit: String, keep: Bool) async {
+        let id = record.id
+        if let entry = live[id] {
+            await entry.session.stop()
+            await entry.session.mark(.integrated)
+            entry.storage.close()
+            live[id] = nil
+        }
+        statuses[id] = nil
+        if !keep {
+            do {
+                let repository = try await RepositoryActor.open(project.path)
+                try await repository.removeWorktree(name: id.rawValue, deleteBranch: true)
+            } catch {
+                HostLog.warning("session \(id) is integrated as \(commit) but its worktree could not be removed: \(error)")
+            }
+        }
+        _ = try? await store.withdrawPending(session: id, reason: "the session was integrated")
+        _ = try? await store.modifySession(id: id) {
+            $0.status = .integrated
+            $0.error = nil
+            if !keep { $0.worktreePath = nil }
+        }
+        await startQueued()
+        if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
+    }
+
+    /// The squash commit's message: the title, then what the session was asked and what it changed.
+    func squashMessage(_ record: SessionRecord, worktree: String) async -> String {
+        var body = "\(record.title)\n\nPrompt: \(record.prompt)\n"
+        if let (stat, files, _) = try? await diff(record.id, statOnly: true), !files.isEmpty {
+            body += "\nFiles changed (\(stat.files), +\(stat.insertions) −\(stat.deletions)):\n"
+            for f in files { body += "  \(f.path) (+\(f.insertions) −\(f.deletions))\n" }
+        }
+        return body
+    }
+
+    static func resolvePrompt(base: String, branch: String) -> String {
+        """
+        Your branch \(branch) no longer merges cleanly into \(base): \(base) has moved. In this worktree, merge \
+        \(base) into your branch, resolve every conflict, make sure the project still builds and its tests pass, \
+        and commit the result. Do not push or touch any other branch.
+        """
+    }
+
+    /// Waits (a bounded while) for a session's turn to end after an interrupt.
+    func waitUntilTurnEnds(_ id: SessionID) async {
+        for _ in 0..<100 {
+            guard let session = live[id]?.session else { return }
+            if ![.running, .awaitingApproval].contains(await session.status) { return }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}
