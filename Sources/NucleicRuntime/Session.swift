@@ -188,7 +188,10 @@ public actor Session {
             record([.error(code: "agentExited", message: "the agent \(status)" + (tail.isEmpty ? "" : "; its stderr ends: \(tail)"),
                            preview: nil)], rawOffset: nil)
         }
-        record(lifecycle.apply(.processExited(description: "\(status)", expected: expected)).map { [$0] } ?? [], rawOffset: nil)
+        // Stopped by the host (shutdown, discard): the turn was cut short, not failed; a later
+        // input resumes it, as after a restart.
+        let input: SessionLifecycle.Input = stopping ? .hostRestarted : .processExited(description: "\(status)", expected: expected)
+        record(lifecycle.apply(input).map { [$0] } ?? [], rawOffset: nil)
         for continuation in finished { continuation.resume() }
         finished = []
     }

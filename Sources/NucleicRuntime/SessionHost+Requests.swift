@@ -159,15 +159,16 @@ extension SessionHost {
         let record = try await sessionRecord(id)
         queue.removeAll { $0 == id }
         if let entry = live[id] {
-            await entry.session.stop()
+            // Discarded first, so the agent's exit is not recorded as a status of its own.
             await entry.session.mark(.discarded)
+            await entry.session.stop()
             entry.storage.close()
             live[id] = nil
         }
         statuses[id] = nil
         if let project = try? await store.project(id: record.projectID) {
             do {
-                let repository = try await RepositoryActor.open(project.path)
+                let repository = try await RepositoryActor.open(project.path, executor: Self.worktreeExecutor)
                 if try await repository.listWorktrees().contains(where: { $0.name == id.rawValue }) {
                     try await repository.removeWorktree(name: id.rawValue, deleteBranch: deleteBranch)
                 } else if deleteBranch, try await repository.branchExists(record.branch) {
@@ -183,11 +184,17 @@ extension SessionHost {
         if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
     }
 
-    /// Stops every agent (closing stdin, then signals) and closes the files.
+    /// Stops every agent (closing stdin, then signals) and closes the files, once the store has
+    /// caught up with each transcript (a restart then finds the status the agent left).
     public func shutdown() async {
         queue = []
         for (id, entry) in live {
             await entry.session.stop()
+            let last = await entry.session.lastSeq
+            // The pump records on this actor; each sleep lets it run. Bounded, in case it cannot.
+            for _ in 0..<2000 where recordedSeq[id, default: 0] < last {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
             entry.storage.close()
             live[id] = nil
         }
@@ -246,7 +253,7 @@ extension SessionHost {
                 launch.arguments = manifest.launchArguments(resumeID: native)
             }
         }
-        try attach(record.id, codecName: codecName, header: RawJournal.Header(
+        try await attach(record.id, codecName: codecName, header: RawJournal.Header(
             backend: codecName, cli: record.backend, argv: [launch.executable] + launch.arguments, scenario: record.title),
                    launch: launch, options: options, status: record.status)
         if runningCount < configuration.maxRunning { try await run(record.id) } else { queue.append(record.id) }

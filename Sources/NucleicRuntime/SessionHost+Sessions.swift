@@ -7,6 +7,11 @@ public import NucleicProtocol
 import NucleicStore
 
 extension SessionHost {
+    /// One thread for every change to worktrees and branches, so they never overlap: libgit2
+    /// reads the other worktrees' entries while it adds or removes one (is this branch checked
+    /// out?), and a half-made entry makes it fail ("reference is already checked out").
+    static let worktreeExecutor = GitExecutor(name: "nucleic-worktrees")
+
     // MARK: Starting
 
     /// Creates the session's worktree and branch, records it, and starts its agent (or queues it).
@@ -20,7 +25,7 @@ extension SessionHost {
 
         let worktreePath = configuration.home.worktree(project: project.name, session: id)
         do {
-            let repository = try await RepositoryActor.open(project.path)
+            let repository = try await RepositoryActor.open(project.path, executor: Self.worktreeExecutor)
             _ = try await repository.createWorktree(name: id.rawValue, path: worktreePath, branch: branch, from: base)
         } catch {
             throw SessionError(.conflict, "could not create the session's worktree from \(base): \(error)")
@@ -31,7 +36,7 @@ extension SessionHost {
 
         let launch = launchPlan(worktreePath)
         let options = SessionStartOptions(prompt: request.prompt, cwd: worktreePath)
-        try attach(id, codecName: codecName, header: RawJournal.Header(
+        try await attach(id, codecName: codecName, header: RawJournal.Header(
             backend: codecName, cli: request.backend, argv: [launch.executable] + launch.arguments, scenario: title),
                    launch: launch, options: options, status: .queued)
         if runningCount < configuration.maxRunning { try await run(id) } else { queue.append(id) }
@@ -72,7 +77,7 @@ extension SessionHost {
 
     /// Builds the live Session for a recorded session (new, or brought back after a restart).
     func attach(_ id: SessionID, codecName: String, header: RawJournal.Header, launch: AgentLaunch?,
-                options: SessionStartOptions?, status: SessionStatus) throws(SessionError) {
+                options: SessionStartOptions?, status: SessionStatus) async throws(SessionError) {
         guard let codec = Codecs.make(codecName) else { throw SessionError(.internalError, "no codec \(codecName)") }
         let storage: FileSessionStorage
         let session: Session
@@ -81,8 +86,10 @@ extension SessionHost {
             session = try Session(id: id, backend: codecName, codec: codec, storage: storage, status: status)
         } catch { throw SessionError(.internalError, "opening session \(id)'s files: \(error)") }
         live[id] = Live(session: session, storage: storage, launch: launch, options: options)
-        let events = Task { await session.subscribe() }
-        Task { await self.pump(id, await events.value) }
+        // Subscribed before the agent starts: an event recorded earlier would never reach the
+        // store (the session would stay `queued` there) nor any listener.
+        let events = await session.subscribe()
+        Task { await self.pump(id, events) }
     }
 
     /// Sessions whose agent is mid-turn: what the concurrency cap counts. An agent that
@@ -137,6 +144,7 @@ extension SessionHost {
         } catch {
             HostLog.warning("session \(id): could not record seq \(event.seq) in the store: \(error)")
         }
+        recordedSeq[id] = event.seq
         notify(.events(id, [event]))
         for notification in after { notify(notification) }
         if case .statusChanged(let status, _) = event.event {
