@@ -48,10 +48,13 @@ extension ChildProcess {
             pipes.append(fds)
         }
 
+        // Registered as it is made, so the orphan reaper never takes this child's exit status.
         let pid = withCStrings([executable] + arguments) { argv in
             withCStrings(environmentEntries) { envp in
-                nucleic_spawn(path, argv, envp, workingDirectory, pipes[0][0], pipes[1][1], pipes[2][1],
-                              Int32(NUCLEIC_SPAWN_NEW_PGROUP))
+                Registry.spawning {
+                    nucleic_spawn(path, argv, envp, workingDirectory, pipes[0][0], pipes[1][1], pipes[2][1],
+                                  Int32(NUCLEIC_SPAWN_NEW_PGROUP))
+                }
             }
         }
         // The child has its own copies now (or never started): close ours of its ends.
@@ -115,6 +118,7 @@ extension ChildProcess {
     private static func abandon(_ pid: Int32) {
         _ = Glibc.kill(-pid, SIGKILL)
         while waitpid(pid, nil, 0) < 0 && errno == EINTR {}
+        Registry.release(pid)
     }
 
     private static func threadError(_ rc: Int32, label: String, path: String) -> ProcessError {

@@ -149,6 +149,8 @@ public final class ChildProcess: Sendable {
     /// Cancelling the task skips the remaining grace periods and goes straight to SIGKILL.
     @discardableResult
     public func terminate(grace: Duration = .seconds(5)) async -> ExitStatus {
+        // The group's other members died too; as orphans they are the reaper's to collect.
+        defer { Reaper.nudge() }
         for signal in [SIGINT, SIGTERM] {
             _ = try? self.signal(signal, group: true)
             if await groupEnds(within: grace) { return await wait() }

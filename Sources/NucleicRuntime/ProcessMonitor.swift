@@ -54,8 +54,12 @@ struct ProcessMonitor: Sendable {
             }
             if fds[2].revents != 0 {
                 drainReadyOutput(&pipes, buffer: &buffer)
-                exit.finish(reap())
+                let status = reap()
+                ChildProcess.Registry.release(pid)
+                exit.finish(status)
                 reaped = true
+                // Its children that outlive it are ours now (we are a subreaper): look soon.
+                Reaper.nudge()
             }
         }
     }

@@ -37,6 +37,12 @@ enum ServeCommand {
         guard ["recorded", "max"].contains(speed) else { throw UsageError(message: "--replay-speed is recorded or max", usage: usage) }
 
         _ = nucleicIgnoreSIGPIPE
+        // Before any agent starts: orphans of agents become ours, and the reaper collects them.
+        let reaper: Reaper?
+        do { reaper = try Reaper.start() } catch {
+            HostLog.warning("\(error); orphaned agent children may be left as zombies")
+            reaper = nil
+        }
         let home = NucleicHome.fromEnvironment()
         let adapters = try AdapterCatalog.load()
         let configuration = SessionHost.Configuration(
@@ -56,6 +62,9 @@ enum ServeCommand {
             await server.run()
             await shutdown.finished()
             signals.cancel()
+            // The agents' groups are dead: collect what of them was orphaned to us.
+            Reaper.reapOrphans()
+            reaper?.stop()
             HostLog.info("daemon \(getpid()) stopped")
             return 0
         }
