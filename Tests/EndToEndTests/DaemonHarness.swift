@@ -1,0 +1,247 @@
+import Foundation
+import NucleicProtocol
+import NucleicRuntime
+import NucleicTestSupport
+import Testing
+
+/// A private Nucleic for one test: a temp `NUCLEIC_HOME`, a real git repository registered as a
+/// project, and the built `nucleic` CLI run against them as a user runs it. The daemon is the
+/// one the CLI starts on demand; it inherits the CLI's environment, so what agents need (a mock
+/// model API's address, a private HOME, `NUCLEIC_CLAUDE_BIN`) goes in `environment`.
+final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons` is only touched by the one test that owns it
+    struct Run: CustomStringConvertible {
+        var status: ChildProcess.ExitStatus
+        var stdout: String
+        var stderr: String
+        var description: String { "\(status); stdout: \(stdout); stderr: \(stderr)" }
+    }
+
+    let root: String
+    let home: String
+    let repo: String
+    let environment: [String: String]
+    /// Every daemon pid seen, so `finish()` can collect them and what they left.
+    private var daemons: Set<Int32> = []
+
+    /// The daemon this test started itself (`serve`), if it did.
+    private(set) var served: ChildProcess?
+
+    /// `environment` is added to this process's; NUCLEIC_HOME is set to a fresh folder. With
+    /// `serve`, the test starts `nucleic serve <serve…>` itself (as its own child) before the
+    /// first CLI call, instead of letting the CLI start one.
+    static func make(environment extra: [String: String] = [:], serve: [String]? = nil) async throws -> DaemonHarness {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-d-\(UUID().uuidString.prefix(8))").path
+        let repo = root + "/shop"
+        try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
+        try "# shop\n".write(toFile: repo + "/README.md", atomically: true, encoding: .utf8)
+        for args in [["init", "-q", "-b", "main"], ["add", "README.md"],
+                     ["-c", "user.name=Nucleic Tests", "-c", "user.email=tests@localhost", "commit", "-qm", "initial"]] {
+            try await Git.run(args, in: repo)
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(extra) { $1 }
+        environment["NUCLEIC_HOME"] = root + "/home"
+        let harness = DaemonHarness(root: root, home: root + "/home", repo: repo, environment: environment)
+        if let serve { try await harness.serve(serve) }
+        let added = try await harness.ok(["project", "add", repo, "--name", "shop"])
+        #expect(added.contains("added project shop"), "\(added)")
+        harness.noteDaemon()
+        return harness
+    }
+
+    /// Makes a harness, runs `body` with it, and always finishes it (stops the daemon, collects
+    /// what it left behind, removes the folders).
+    static func with<T>(environment: [String: String] = [:], serve: [String]? = nil,
+                        _ body: (DaemonHarness) async throws -> T) async throws -> T {
+        let harness = try await make(environment: environment, serve: serve)
+        do {
+            let result = try await body(harness)
+            await harness.finish()
+            return result
+        } catch {
+            await harness.finish()
+            throw error
+        }
+    }
+
+    private init(root: String, home: String, repo: String, environment: [String: String]) {
+        self.root = root
+        self.home = home
+        self.repo = repo
+        self.environment = environment
+    }
+
+    // MARK: Running the CLI
+
+    func nucleic(_ arguments: [String]) async throws -> Run {
+        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: arguments, environment: environment, workingDirectory: root)
+        process.closeStdin()
+        async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
+        async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
+        let (o, e) = await (out, err)
+        return Run(status: await process.wait(), stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// Runs the CLI, expects exit 0 and returns its stdout.
+    @discardableResult
+    func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let run = try await nucleic(arguments)
+        guard run.status == .exited(0) else {
+            throw PeerError("nucleic \(arguments.joined(separator: " ")) failed: \(run)\n\(daemonLog)")
+        }
+        return run.stdout
+    }
+
+    func json(_ arguments: [String]) async throws -> JSONValue {
+        try JSONParser.parse(try await ok(arguments + ["--json"]))
+    }
+
+    /// Starts a session and returns its id.
+    func start(_ prompt: String, _ options: [String]) async throws -> String {
+        let id = try await ok(["start", prompt] + options).trimmingCharacters(in: .whitespacesAndNewlines)
+        noteDaemon()
+        return id
+    }
+
+    // MARK: Reading state
+
+    func summary(_ id: String) async throws -> JSONValue {
+        let sessions = try await json(["ls", "--all"])
+        guard let found = sessions.arrayValue?.first(where: { $0["sessionID"]?.stringValue == id }) else {
+            throw PeerError("session \(id) is not listed: \(sessions)")
+        }
+        return found
+    }
+
+    func status(_ id: String) async throws -> String {
+        try await summary(id)["status"]?.stringValue ?? "?"
+    }
+
+    /// Polls until the session's status is one of `statuses`; fails after a generous timeout
+    /// (a guard against hangs, not a timing assertion).
+    @discardableResult
+    func waitFor(_ id: String, _ statuses: Set<String>, timeout: Duration = .seconds(90)) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        var last = ""
+        while ContinuousClock.now < deadline {
+            last = try await status(id)
+            if statuses.contains(last) { return last }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw PeerError("session \(id) stayed \(last), never \(statuses.sorted()); transcript:\n\(try await ok(["log", id]))\n\(daemonLog)")
+    }
+
+    /// The session's pending approvals, oldest first.
+    func approvals(_ id: String) async throws -> [ApprovalRequest] {
+        try await json(["approvals"]).arrayValue!.map { try ApprovalRequest(json: $0) }.filter { $0.sessionID?.rawValue == id }
+    }
+
+    /// Waits for the session to ask, and returns its (only) pending approval.
+    func approval(_ id: String) async throws -> ApprovalRequest {
+        try await waitFor(id, ["awaitingApproval"])
+        let pending = try await approvals(id)
+        guard pending.count == 1 else { throw PeerError("expected one pending approval, found \(pending)") }
+        return pending[0]
+    }
+
+    /// The transcript, as `nucleic log --json` prints it.
+    func events(_ id: String) async throws -> [SequencedEvent] {
+        try await ok(["log", id, "--json"]).split(separator: "\n").map { try SequencedEvent(json: JSONParser.parse(String($0))) }
+    }
+
+    func worktree(_ id: String) -> String { "\(home)/worktrees/shop/\(id)" }
+
+    func contents(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
+
+    var daemonLog: String { "daemon log:\n" + (served != nil ? servedLog : contents(home + "/run/daemon.log") ?? "(none)") }
+
+    // MARK: The daemon
+
+    /// The pid of the daemon now serving this home, from the line it logs at start.
+    var daemonPID: Int32? {
+        if let served { return served.exitStatus == nil ? served.pid : nil }
+        let lines = (contents(home + "/run/daemon.log") ?? "").split(separator: "\n")
+        guard let line = lines.last(where: { $0.contains(" serving ") }),
+              let pid = line.split(separator: " ").dropFirst(2).first.flatMap({ Int32($0) }),
+              let entry = ProcessTable.entry(pid), !entry.isZombie,
+              ProcessTable.arguments(pid).dropFirst().first == "serve" else { return nil }
+        return pid
+    }
+
+    private func serve(_ arguments: [String]) async throws {
+        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: ["serve"] + arguments,
+                                             environment: environment, workingDirectory: root)
+        served = process
+        // Its log is our pipe: wait for the line it writes once it listens.
+        var seen = ""
+        for await chunk in process.stderr {
+            seen += String(decoding: chunk, as: UTF8.self)
+            if seen.contains(" serving ") { return }
+        }
+        throw PeerError("nucleic serve did not start (\(await process.wait())): \(seen)")
+    }
+
+    /// The log of the daemon this test started itself (the last 64 KiB).
+    var servedLog: String { served?.stderrTail(maxBytes: ChildProcess.stderrTailCapacity) ?? "" }
+
+    /// Remembers the running daemon, so `finish` collects it even if it was re-parented to us.
+    func noteDaemon() {
+        // A daemon started by `serve` is a ChildProcess: its monitor reaps it, never we.
+        if served == nil, let pid = daemonPID { daemons.insert(pid) }
+    }
+
+    /// The daemon's descendants now (its agents and theirs).
+    func agents() -> [ProcessTable.Entry] {
+        guard let pid = daemonPID else { return [] }
+        return ProcessTable.snapshot().descendants(of: pid)
+    }
+
+    /// Kills the daemon with SIGKILL; returns the pids it leaves behind (its agents and theirs),
+    /// which `finish` collects.
+    @discardableResult
+    func killDaemon() async throws -> [Int32] {
+        let pid = try #require(daemonPID)
+        let left = ProcessTable.snapshot().descendants(of: pid).map(\.pid)
+        kill(pid, SIGKILL)
+        if let served { _ = await served.wait() } else { await Orphans.collect([pid]) }
+        orphans += left
+        return left
+    }
+
+    private var orphans: [Int32] = []
+
+    /// Stops the daemon (`stop-daemon`), collects every daemon and orphan of this harness, and
+    /// removes the folders.
+    func finish() async {
+        noteDaemon()
+        _ = try? await nucleic(["stop-daemon"])
+        if let served, await served.wait(timeout: .seconds(30)) == nil { await served.terminate(grace: .seconds(1)) }
+        await Orphans.collect(Array(daemons) + orphans)
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    // MARK: Git
+
+    /// `git worktree list --porcelain` paths of the project repository.
+    func worktreeList() async throws -> [String] {
+        try await Git.run(["worktree", "list", "--porcelain"], in: repo).split(separator: "\n")
+            .filter { $0.hasPrefix("worktree ") }.map { String($0.dropFirst("worktree ".count)) }
+    }
+}
+
+/// The git CLI, run as a real child process (as the judge of what libgit2 did).
+enum Git {
+    @discardableResult
+    static func run(_ arguments: [String], in directory: String) async throws -> String {
+        let process = try ChildProcess.spawn(executable: "git", arguments: arguments, workingDirectory: directory)
+        process.closeStdin()
+        async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
+        async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
+        let (o, e) = await (out, err)
+        let status = await process.wait()
+        guard status == .exited(0) else {
+            throw PeerError("git \(arguments.joined(separator: " ")) in \(directory): \(status): \(String(decoding: e, as: UTF8.self))")
+        }
+        return String(decoding: o, as: UTF8.self)
+    }
+}
