@@ -147,10 +147,31 @@ extension SessionHost {
         recordedSeq[id] = event.seq
         notify(.events(id, [event]))
         for notification in after { notify(notification) }
+        switch event.event {
+        case .toolCallCompleted, .diffUpdated, .runFinished: scheduleDiffRefresh(id)
+        default: break
+        }
         if case .statusChanged(let status, _) = event.event {
             if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
             if status != .running && status != .awaitingApproval { await startQueued() }
         }
+    }
+
+    /// Recomputes a session's diff stat after its tools ran, at most once a second per session,
+    /// and publishes it as a summary change (`nucleic ls`, phones and `overlap` see it current).
+    func scheduleDiffRefresh(_ id: SessionID) {
+        guard diffRefreshPending.insert(id).inserted else { return }
+        Task {
+            try? await Task.sleep(for: .seconds(1))
+            await self.refreshDiff(id)
+        }
+    }
+
+    private func refreshDiff(_ id: SessionID) async {
+        diffRefreshPending.remove(id)
+        guard live[id] != nil, let before = try? await summary(id) else { return }
+        guard (try? await diff(id, statOnly: true)) != nil, let after = try? await summary(id), after.diffStat != before.diffStat else { return }
+        notify(.sessionUpdated(after))
     }
 
     /// Starts queued sessions while there are free slots.

@@ -56,6 +56,8 @@ public actor SessionHost {
     var queue: [SessionID] = []
     /// The last status of every live session, for the concurrency cap.
     var statuses: [SessionID: SessionStatus] = [:]
+    /// Sessions whose diff stat will be recomputed shortly.
+    var diffRefreshPending: Set<SessionID> = []
     /// The last seq of each session mirrored into the store (shutdown waits for it to catch up).
     var recordedSeq: [SessionID: Int64] = [:]
     var listeners: [Int: AsyncStream<Notification>.Continuation] = [:]

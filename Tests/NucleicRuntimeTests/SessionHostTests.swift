@@ -77,6 +77,7 @@ import Testing
         }
         #expect(approval.sessionID == summary.sessionID)
         #expect(try await host.pendingApprovals().map(\.id) == [approval.id])
+        _ = await wait(&notifications, status(.awaitingApproval))
         #expect(try await host.sessions(includeArchived: false).first?.status == .awaitingApproval)
         try await host.respond(approval.id, .allow, decidedBy: "user:test", label: nil)
         await #expect(throws: SessionError.self) { try await host.respond(approval.id, .allow, decidedBy: "device:x", label: "phone") }
@@ -192,6 +193,24 @@ import Testing
         #expect(try String(contentsOfFile: worktree2 + "/README.md", encoding: .utf8) == "agent\n")
         #expect(try await host.summary(second.sessionID).status == .conflicted)
         try Setup.git(["fsck", "--strict"], in: setup.repo)
+        await host.shutdown()
+    }
+
+    @Test func aRunningSessionsDiffStatIsPublishedAfterItsToolsRun() async throws {
+        let setup = try Setup.make()
+        defer { setup.remove() }
+        let host = try await setup.host()
+        var notifications = await host.listen().makeAsyncIterator()
+        _ = try await host.addProject(path: setup.repo, name: "shop")
+        let summary = try await host.startSession(.init(prompt: "Create hello.txt", backend: "replay", fixture: fixture("claude/tool-allow.jsonl")))
+        guard case .approvalRequested(let approval)? = await wait(&notifications, { if case .approvalRequested = $0 { true } else { false } }) else { return }
+        // What the real tool would have done in the worktree.
+        try "hello\n".write(toFile: setup.home.worktree(project: "shop", session: summary.sessionID) + "/hello.txt", atomically: true, encoding: .utf8)
+        try await host.respond(approval.id, .allow, decidedBy: "user:test", label: nil)
+        let updated = await wait(&notifications, { if case .sessionUpdated(let s) = $0 { s.diffStat?.files == 1 } else { false } })
+        guard case .sessionUpdated(let s)? = updated else { Issue.record("no diff stat published"); return }
+        #expect(s.diffStat == DiffStat(files: 1, insertions: 1, deletions: 0))
+        #expect(try await host.summary(summary.sessionID).diffStat == DiffStat(files: 1, insertions: 1, deletions: 0))
         await host.shutdown()
     }
 }
