@@ -64,8 +64,11 @@ extension SessionHost {
         case .nothingToIntegrate:
             return .refused(reason: "nothingToIntegrate", paths: [], message: "session \(id) has no changes against \(record.baseBranch)")
         case .conflicted(let paths):
+            // The transcript records the change (through the session when it is live); the store
+            // is updated here too, so the reply and the summary agree at once.
             await live[id]?.session.mark(.conflicted)
-            if live[id] == nil { _ = try? await store.modifySession(id: id) { $0.status = .conflicted } }
+            _ = try? await store.modifySession(id: id) { $0.status = .conflicted }
+            if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
             return .refused(reason: "conflicted", paths: paths, message:
                 "session \(id) conflicts with \(record.baseBranch) in \(paths.count) files; nothing was changed. `nucleic integrate \(id.rawValue.prefix(13)) --resolve-with-agent` asks the agent to resolve them")
         case .dirtyBaseWorktree(let tree, let paths):

@@ -274,9 +274,34 @@ import Testing
     }
 }
 
-/// Tests that watch the process's memory run one at a time.
-@Suite(.serialized) struct StoreMemoryTests {
-    @Test func readingDoesNotGrowWithTranscriptLength() throws {
+/// Tests that watch the process's memory. Resident memory is a property of the whole process,
+/// and other tests running beside one would move it, so each runs in a child process of its own
+/// (a Swift Testing exit test) and reports through its exit status and stderr.
+@Suite struct StoreMemoryTests {
+    @Test func readingDoesNotGrowWithTranscriptLength() async {
+        await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            StoreMemoryTests.readingChild()
+        }
+    }
+
+    static func readingChild() {
+        var failures: [String] = []
+        func check(_ condition: Bool, _ message: @autoclosure () -> String = "") {
+            if !condition { failures.append(message()) }
+        }
+        do {
+            try readingBody(check)
+        } catch {
+            failures.append("\(error)")
+        }
+        if !failures.isEmpty {
+            FileHandle.standardError.write(Data(("FAIL: " + failures.joined(separator: "\nFAIL: ") + "\n").utf8))
+            exit(1)
+        }
+        exit(0)
+    }
+
+    static func readingBody(_ check: (Bool, @autoclosure () -> String) -> Void) throws {
         let dir = TempFolder("memory")
         let count: Int64 = 12_000
         do {
@@ -290,7 +315,7 @@ import Testing
             try t.sync()
         }
         let size = fileSize(dir.file(Transcript.fileName))
-        #expect(size > 35_000_000)
+        check(size > 35_000_000, "the transcript is \(size) bytes")
 
         let t = try Transcript(folder: dir.path)
         let before = residentBytes()
@@ -299,21 +324,23 @@ import Testing
         let cursor = try t.read(from: 1)
         while let event = try cursor.next() {
             seen += 1
-            #expect(event.seq == seen)
+            check(event.seq == seen, "seq \(event.seq) where \(seen) was due")
             if seen % 500 == 0 { peak = max(peak, residentBytes()) }
         }
-        #expect(seen == count)
+        check(seen == count, "read \(seen) of \(count) events")
         // The whole file would be 35+ MB as bytes (and more parsed); reading holds one line.
-        #expect(peak - before < 16_000_000, "resident memory grew by \(peak - before) bytes reading \(size) bytes")
+        check(peak - before < 16_000_000, "resident memory grew by \(peak - before) bytes reading \(size) bytes")
 
         // The probe would have seen a reader that keeps what it reads: half the events, kept,
         // take well over the bound.
         let kept = try t.read(1...(count / 2)).collect()
         let holding = residentBytes()
-        #expect(kept.count == Int(count / 2))
-        #expect(holding - before > 16_000_000, "keeping \(kept.count) events grew resident memory by only \(holding - before) bytes")
+        check(kept.count == Int(count / 2), "kept \(kept.count)")
+        check(holding - before > 16_000_000, "keeping \(kept.count) events grew resident memory by only \(holding - before) bytes")
     }
+}
 
+@Suite struct StoreLargeLineTests {
     @Test func aTwentyMegabyteLineGoesInAndOutInChunks() throws {
         let dir = TempFolder("bigline")
         let journal = try RawJournal(folder: dir.path, creatingWith: RawJournalTests.header)
