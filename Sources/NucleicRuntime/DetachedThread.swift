@@ -3,10 +3,10 @@ import Glibc
 
 /// Starts `body` on a new detached POSIX thread, outside Swift's cooperative pool.
 ///
-/// Blocking calls (`read`, `poll`, `write`, `waitpid`) run on such threads so they never starve
+/// Blocking calls (`read`, `poll`, `accept`, `write`, `waitpid`) run on such threads so they never starve
 /// the pool. The thread is named `name` (truncated to 15 bytes) for `top -H` and debuggers.
 /// Returns the `pthread_create` error number, or 0.
-func startDetachedThread(name: String, _ body: @escaping @Sendable () -> Void) -> Int32 {
+public func startDetachedThread(name: String, _ body: @escaping @Sendable () -> Void) -> Int32 {
     let context = Unmanaged.passRetained(ThreadContext(name: name, body: body)).toOpaque()
     var thread = pthread_t()
     let rc = pthread_create(&thread, nil, { raw in

@@ -1,3 +1,4 @@
+import NucleicRuntime
 import Glibc
 
 /// One connection on the local socket: length-prefixed frames in both directions.

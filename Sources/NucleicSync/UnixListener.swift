@@ -1,3 +1,4 @@
+import NucleicRuntime
 import CShims
 import Glibc
 import Synchronization
