@@ -213,4 +213,44 @@ import Testing
         #expect(try await host.summary(summary.sessionID).diffStat == DiffStat(files: 1, insertions: 1, deletions: 0))
         await host.shutdown()
     }
+
+    @Test func aHundredConcurrentAnswersOneWins() async throws {
+        let setup = try Setup.make()
+        defer { setup.remove() }
+        let host = try await setup.host()
+        var notifications = await host.listen().makeAsyncIterator()
+        _ = try await host.addProject(path: setup.repo, name: "shop")
+        let summary = try await host.startSession(.init(prompt: "x", backend: "replay", fixture: fixture("claude/tool-allow.jsonl")))
+        guard case .approvalRequested(let approval)? = await wait(&notifications, { if case .approvalRequested = $0 { true } else { false } }) else { return }
+        let outcomes = await withTaskGroup(of: (Int, SessionError?).self) { group in
+            for client in 0..<100 {
+                group.addTask {
+                    do {
+                        try await host.respond(approval.id, .allow, decidedBy: "device:\(client)", label: "client \(client)")
+                        return (client, nil)
+                    } catch { return (client, error as? SessionError ?? SessionError(.internalError, "\(error)")) }
+                }
+            }
+            var all: [(Int, SessionError?)] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        let winners = outcomes.filter { $0.1 == nil }.map { $0.0 }
+        #expect(winners.count == 1)
+        let winner = try #require(winners.first)
+        for (_, error) in outcomes where error != nil {
+            #expect(error?.code == .alreadyResolved && error?.message.contains("client \(winner)") == true, "\(String(describing: error))")
+        }
+        _ = await wait(&notifications, status(.finished))
+        let events = try await host.events(summary.sessionID, after: 0)
+        let resolutions = events.compactMap { if case .approvalResolved(let r) = $0.event { r } else { nil } }
+        #expect(resolutions.count == 1 && resolutions.first?.decidedBy == "device:\(winner)")
+        // The agent received exactly one answer: the replay agent checks every host line against
+        // the recording and would have failed on a second one.
+        #expect(try await host.summary(summary.sessionID).status == .finished)
+        let raw = try await host.exportFixture(summary.sessionID)
+        let answers = raw.split(separator: "\n").filter { $0.contains(#""dir":"in""#) && $0.contains("control_response") }
+        #expect(answers.count == 1, "\(answers)")
+        await host.shutdown()
+    }
 }
