@@ -47,6 +47,9 @@ public actor Session {
         self.seq = try storage.lastSeq
     }
 
+    // A dropped continuation does not end its stream: finish them, or the host's pump waits forever, holding its buffer.
+    deinit { for continuation in subscribers.values { continuation.finish() } }
+
     public var status: SessionStatus { lifecycle.status }
     public var lastSeq: Int64 { seq }
     public var pendingApprovals: [ApprovalRequest] { codec.pendingApprovals }
