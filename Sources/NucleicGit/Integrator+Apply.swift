@@ -23,18 +23,25 @@ extension Integrator {
         // 2. Every working tree with the base checked out must be clean wherever the
         //    integration writes: no staged, unstaged, untracked or ignored file at those paths,
         //    no file where one of their folders must go, and nothing else that makes libgit2's
-        //    safe checkout refuse (a dry run, which writes neither files nor the index).
+        //    safe checkout refuse (a dry run, which writes neither files nor the index). The dry
+        //    run is there so that every tree is checked before any is written; with one tree, the
+        //    checkout in step 3 makes the same check itself, before it writes anything, and
+        //    writes nothing (files or index) when it refuses, so it is skipped (a full pass over
+        //    the changed paths saved: docs/BENCHMARKS.md, `integrate`).
         let oldTree = try repository.treeID(of: plan.baseTip)
         let newTree = try repository.treeID(of: newTip)
         var worktrees: [BaseWorktree] = []
-        for path in try self.worktrees(withBranch: request.base) {
+        let paths = try self.worktrees(withBranch: request.base)
+        for path in paths {
             let worktree = try Repository.open(path)
             if let operation = try worktree.operationInProgress {
                 throw GitError(.operationInProgress, "The working tree \(path), where '\(request.base)' is checked out, is in the middle of a \(operation). Finish or abort it there, then integrate again.", path: path)
             }
             var dirty = Set(try worktree.uncommittedPaths(among: changed))
             dirty.formUnion(worktree.blockedFolders(for: changed))
-            dirty.formUnion(try worktree.checkout(paths: changed, of: newTree, from: oldTree, dryRun: true))
+            if paths.count > 1 {
+                dirty.formUnion(try worktree.checkout(paths: changed, of: newTree, from: oldTree, dryRun: true))
+            }
             if !dirty.isEmpty { return .dirtyBaseWorktree(worktree: path, paths: dirty.sorted()) }
             worktrees.append(BaseWorktree(path: path, repository: worktree))
         }
@@ -53,7 +60,8 @@ extension Integrator {
                 throw error
             }
             if !blocked.isEmpty {
-                // Something changed after the checks (nothing was written in this tree).
+                // Refused: something changed after the checks, or (one tree, no dry run) only the
+                // checkout itself saw it. Nothing was written in this tree.
                 try rollBack(updated, paths: changed, newTree: newTree, oldTree: oldTree, cause: "a file changed during the integration")
                 let now = try repository.branchTip(request.base)
                 if now != plan.baseTip { return try retry(plan, actual: now, retriesLeft: retriesLeft) }

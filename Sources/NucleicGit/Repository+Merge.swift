@@ -54,7 +54,7 @@ extension Repository {
         let index = try GitHandle.make("git_merge_commits", "merge \(theirs.abbreviated()) into \(ours.abbreviated()) in memory", free: git_index_free) {
             git_merge_commits(&$0, pointer, our.pointer, their.pointer, &options)
         }
-        return try treeOrConflicts(index.pointer)
+        return try treeOrConflicts(index.pointer, ours: ours)
     }
 
     /// Applies the change commit `commit` made to its first parent on top of commit `onto`, in
@@ -66,7 +66,7 @@ extension Repository {
         let index = try GitHandle.make("git_cherrypick_commit", "replay \(commit.abbreviated()) onto \(onto.abbreviated()) in memory", free: git_index_free) {
             git_cherrypick_commit(&$0, pointer, picked.pointer, our.pointer, 0, &options)
         }
-        return try treeOrConflicts(index.pointer)
+        return try treeOrConflicts(index.pointer, ours: onto)
     }
 
     /// The commits reachable from `tip` and not from `base`, oldest first (parents before
@@ -134,28 +134,6 @@ extension Repository {
         return OID(out)
     }
 
-    /// Every path that differs between two trees (both sides of a rename, no rename
-    /// detection), sorted: exactly the files a checkout from one tree to the other writes or
-    /// deletes.
-    func changedPaths(from old: OID, to new: OID) throws -> [String] {
-        if old == new { return [] }
-        var oldID = old.raw, newID = new.raw
-        let oldTree = try GitHandle.make("git_tree_lookup", "read tree \(old.abbreviated())", free: git_tree_free) { git_tree_lookup(&$0, pointer, &oldID) }
-        let newTree = try GitHandle.make("git_tree_lookup", "read tree \(new.abbreviated())", free: git_tree_free) { git_tree_lookup(&$0, pointer, &newID) }
-        var options = git_diff_options()
-        try gitCall("git_diff_options_init") { git_diff_options_init(&options, UInt32(GIT_DIFF_OPTIONS_VERSION)) }
-        let diff = try GitHandle.make("git_diff_tree_to_tree", "compare tree \(old.abbreviated()) with \(new.abbreviated())", free: git_diff_free) {
-            git_diff_tree_to_tree(&$0, pointer, oldTree.pointer, newTree.pointer, &options)
-        }
-        var paths = Set<String>()
-        for index in 0..<git_diff_num_deltas(diff.pointer) {
-            guard let delta = git_diff_get_delta(diff.pointer, index)?.pointee else { continue }
-            if let path = delta.old_file.path { paths.insert(String(cString: path)) }
-            if let path = delta.new_file.path { paths.insert(String(cString: path)) }
-        }
-        return paths.sorted()
-    }
-
     // MARK: Helpers
 
     private static func mergeOptions() throws -> git_merge_options {
@@ -166,14 +144,13 @@ extension Repository {
     }
 
     /// The conflicted paths of an in-memory merge index, or its tree written to the object
-    /// database when there are none.
-    private func treeOrConflicts(_ index: OpaquePointer) throws -> TreeMerge {
+    /// database when there are none (as commit `ours`'s tree with the differences applied:
+    /// ``writeTree(of:basedOn:)``).
+    private func treeOrConflicts(_ index: OpaquePointer, ours: OID) throws -> TreeMerge {
         if git_index_has_conflicts(index) == 1 {
             return .conflicted(paths: try Self.conflictedPaths(index))
         }
-        var tree = git_oid()
-        try gitCall("git_index_write_tree_to", "write the merged tree") { git_index_write_tree_to(&tree, index, pointer) }
-        return .clean(tree: OID(tree))
+        return .clean(tree: try writeTree(of: index, basedOn: try treeID(of: ours)))
     }
 
     /// Every path that appears in a conflict entry (ancestor, ours or theirs), sorted.
