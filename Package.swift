@@ -30,7 +30,7 @@ let package = Package(
             name: "nucleic",
             dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync"]
         ),
-        .executableTarget(name: "nucleic-bench", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicGit"]),
+        .executableTarget(name: "nucleic-bench", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit"]),
 
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol"]),
         .testTarget(name: "NucleicStoreTests", dependencies: ["NucleicStore", "NucleicProtocol"]),
