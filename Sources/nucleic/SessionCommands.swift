@@ -287,69 +287,6 @@ enum SessionCommands {
         return 0
     }
 
-    static func decide(_ command: String, _ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: command == "approve" ? ["input"] : ["message"],
-                                        boolean: command == "approve" ? ["edit"] : ["cancel"],
-                                        repeated: command == "approve" ? ["answer"] : [], usage: usage)
-        let reference = try positionals(parsed, ["APPROVAL"], usage)[0]
-        let ways = [parsed["input"] != nil, parsed.flag("edit"), !parsed.all("answer").isEmpty].filter { $0 }.count
-        if ways > 1 { throw UsageError(message: "give one of --input, --edit and --answer", usage: usage) }
-        if parsed.flag("cancel") && parsed["message"] != nil { throw UsageError(message: "--cancel takes no --message", usage: usage) }
-        let client = try await DaemonClient.connect()
-        let approval = try await resolveApproval(reference, client)
-        let decision: Decision
-        if command == "deny" {
-            decision = parsed.flag("cancel") ? .cancel : .deny(message: parsed["message"] ?? "")
-        } else if !parsed.all("answer").isEmpty {
-            decision = try answers(parsed.all("answer"), to: approval, usage)
-        } else if let file = parsed["input"] {
-            decision = .allowModified(input: try parseInput(FileText.read(file), from: file))
-        } else if parsed.flag("edit") {
-            decision = .allowModified(input: try Editor.edit(approval.input))
-        } else {
-            decision = .allow
-        }
-        _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision))
-        Output.standardOutput("\(command == "deny" ? "denied" : "approved") \(short(approval.id.rawValue)) (\(approval.toolName))")
-        return 0
-    }
-
-    /// `--answer LABEL` for a single question; `--answer "QUESTION=LABEL"` for each of several.
-    static func answers(_ values: [String], to approval: ApprovalRequest, _ usage: String) throws -> Decision {
-        guard let question = approval.question else {
-            throw CommandError(message: "\(short(approval.id.rawValue)) is not a question; approve or deny it")
-        }
-        var answers: [String: [String]] = [:]
-        if question.questions.count == 1 {
-            answers[question.questions[0].question] = values
-        } else {
-            for value in values {
-                guard let eq = value.firstIndex(of: "=") else {
-                    throw UsageError(message: "this approval asks \(question.questions.count) questions: give --answer \"QUESTION=LABEL\" for each", usage: usage)
-                }
-                answers[String(value[..<eq]), default: []].append(String(value[value.index(after: eq)...]))
-            }
-        }
-        for item in question.questions {
-            guard let chosen = answers[item.question] else { throw CommandError(message: "no answer for \"\(item.question)\"") }
-            let labels = item.options.map(\.label)
-            for label in chosen where !labels.contains(label) {
-                throw CommandError(message: "\"\(label)\" is not an option of \"\(item.question)\" (options: \(labels.joined(separator: ", ")))")
-            }
-        }
-        return .answer(answers: answers)
-    }
-
-    static func parseInput(_ text: String, from source: String) throws -> JSONValue {
-        do {
-            let value = try JSONParser.parse(text)
-            guard case .object = value else { throw CommandError(message: "\(source): the input must be a JSON object") }
-            return value
-        } catch let error as CommandError { throw error } catch {
-            throw CommandError(message: "\(source) is not valid JSON: \(error)")
-        }
-    }
-
     static func send(_ arguments: [String], _ usage: String) async throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
         let values = try positionals(parsed, ["SESSION", "TEXT"], usage)
@@ -395,61 +332,6 @@ enum SessionCommands {
         let summary = try await resolveSession(reference, client)
         _ = try await client.request(.discard(sessionID: summary.sessionID, deleteBranch: parsed.flag("delete-branch")))
         Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); branch \(summary.branch) \(parsed.flag("delete-branch") ? "deleted" : "kept")")
-        return 0
-    }
-
-    static func integrate(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: ["message"],
-                                        boolean: ["merge", "rebase", "squash", "no-ff", "keep", "interrupt", "resolve-with-agent", "json"], usage: usage)
-        let reference = try positionals(parsed, ["SESSION"], usage)[0]
-        let strategies = ["merge", "rebase", "squash"].filter { parsed.flag($0) }
-        let resolve = parsed.flag("resolve-with-agent")
-        guard resolve ? strategies.isEmpty : strategies.count == 1 else {
-            throw UsageError(message: resolve ? "--resolve-with-agent takes no strategy" : "choose one of --merge, --rebase and --squash", usage: usage)
-        }
-        if parsed.flag("no-ff") && strategies != ["merge"] { throw UsageError(message: "--no-ff is for --merge", usage: usage) }
-        if parsed["message"] != nil && strategies != ["squash"] { throw UsageError(message: "--message is for --squash", usage: usage) }
-        let client = try await DaemonClient.connect()
-        let summary = try await resolveSession(reference, client)
-        let request = ClientMsg.Integrate(
-            strategy: strategies.first ?? "merge", sessionID: summary.sessionID, message: parsed["message"],
-            noFastForward: parsed.flag("no-ff"), keep: parsed.flag("keep"), interrupt: parsed.flag("interrupt"), resolveWithAgent: resolve)
-        let reply = try await client.request(.integrate(request))
-        if parsed.flag("json") { json(reply.json) }
-        switch reply.body {
-        case .integrated(_, let commit, let strategy, let fastForward, let paths):
-            if !parsed.flag("json") {
-                Output.standardOutput("integrated \(short(summary.sessionID.rawValue)) into its base by \(strategy)\(fastForward ? " (fast-forward)" : ""): \(commit) (\(paths.count) files)")
-            }
-            return 0
-        case .integrationRefused(_, let reason, let paths, let message):
-            if !parsed.flag("json") {
-                Output.standardError("nucleic: \(message)")
-                for path in paths { Output.standardError("  \(path)") }
-            }
-            return reason == "conflicted" ? 3 : reason == "dirtyBase" ? 4 : reason == "nothingToIntegrate" ? 0 : 1
-        case .ok:
-            if !parsed.flag("json") { Output.standardOutput("asked the agent of \(short(summary.sessionID.rawValue)) to resolve the conflicts; integrate again when it is done") }
-            return 0
-        default:
-            throw CommandError(message: "unexpected reply to integrate: \(reply.type)")
-        }
-    }
-
-    static func overlap(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
-        guard parsed.positionals.count <= 1 else { throw UsageError(message: "give at most one PROJECT", usage: usage) }
-        let client = try await DaemonClient.connect()
-        guard case .overlap(let files) = try await client.request(.overlap(project: parsed.positionals.first)).body else {
-            throw CommandError(message: "unexpected reply to overlap")
-        }
-        if parsed.flag("json") {
-            json(.object(JSONObject(files.keys.sorted().map { JSONObject.Entry($0, .array(files[$0]!.map { .string($0.rawValue) })) })))
-        } else if files.isEmpty {
-            Output.standardOutput("no file is touched by two live sessions")
-        } else {
-            for path in files.keys.sorted() { Output.standardOutput("\(path)  \(files[path]!.map { short($0.rawValue) }.joined(separator: ", "))") }
-        }
         return 0
     }
 
