@@ -44,6 +44,14 @@ enum FileIO {
         }
     }
 
+    /// Unlocks, then closes. A child another thread is spawning holds a copy of every descriptor
+    /// until its exec (O_CLOEXEC closes it only then); with a plain close the lock would stay held
+    /// by that copy meanwhile, and reopening the file right away would be refused as locked.
+    static func closeLocked(_ fd: Int32) {
+        _ = flock(fd, LOCK_UN)
+        _ = Glibc.close(fd)
+    }
+
     static func size(_ fd: Int32, path: String) throws(StoreError) -> Int64 {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw failure("fstat", path: path, errno: Glibc.errno, "cannot stat") }

@@ -104,7 +104,7 @@ public final class RawJournal {
             self.endOffset = opened.end
             self.repair = opened.report
         } catch {
-            Glibc.close(fd)
+            FileIO.closeLocked(fd)
             throw error
         }
     }
@@ -118,7 +118,7 @@ public final class RawJournal {
 
     /// Releases the file and its lock. Later calls fail with `.closed`.
     public func close() {
-        if fd >= 0 { Glibc.close(fd) }
+        if fd >= 0 { FileIO.closeLocked(fd) }
         fd = -1
     }
 

@@ -67,7 +67,7 @@ public final class Transcript {
             self.repair = state.report
         } catch {
             if indexFD >= 0 { Glibc.close(indexFD) }
-            Glibc.close(fd)
+            FileIO.closeLocked(fd)
             throw error
         }
     }
@@ -77,7 +77,7 @@ public final class Transcript {
     /// Releases the files and the lock. Later appends fail with `.closed`; cursors already made
     /// keep working.
     public func close() {
-        if fd >= 0 { Glibc.close(fd) }
+        if fd >= 0 { FileIO.closeLocked(fd) }
         if indexFD >= 0 { Glibc.close(indexFD) }
         fd = -1
         indexFD = -1

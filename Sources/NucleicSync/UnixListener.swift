@@ -273,7 +273,7 @@ final class ListenerCore: Sendable {
         }
         guard first else { return }
         unlinkIfOurs()
-        _ = Glibc.close(lockFD)
+        releaseLock()
     }
 
     /// Undoes `init` when the accept thread could not be started.
@@ -283,10 +283,18 @@ final class ListenerCore: Sendable {
             state.threadDone = true
         }
         unlinkIfOurs()
-        _ = Glibc.close(lockFD)
+        releaseLock()
         _ = Glibc.close(listenFD)
         wake.close()
         continuation.finish()
+    }
+
+    /// Unlocks before closing: a child spawned by another thread holds a copy of the descriptor
+    /// until its exec, and a plain close would leave the lock held by that copy meanwhile (a
+    /// listener opened right after then saw "a daemon is already running").
+    private func releaseLock() {
+        _ = flock(lockFD, LOCK_UN)
+        _ = Glibc.close(lockFD)
     }
 
     private func unlinkIfOurs() {
