@@ -17,7 +17,8 @@ public struct ClientMsg: Sendable, Hashable {
         case listSessions(includeArchived: Bool)
         case subscribe(sessionID: SessionID, sinceSeq: Int64?, verbosity: Verbosity)
         case unsubscribe(sessionID: SessionID)
-        case approvalRespond(approvalID: ApprovalID, decision: Decision)
+        /// With `denyAlways` (only beside a deny): also make a deny rule at that scope.
+        case approvalRespond(approvalID: ApprovalID, decision: Decision, denyAlways: ApprovalScope? = nil)
         case sendInput(sessionID: SessionID, text: String)
         case interrupt(sessionID: SessionID)
         case ping
@@ -32,6 +33,8 @@ public struct ClientMsg: Sendable, Hashable {
         case shutdown(killSessions: Bool)
         case integrate(Integrate)
         case overlap(project: String?)
+        /// `listRules`, `addRule`, `removeRule`, `explainRule`.
+        case rules(RuleRequest)
     }
 
     /// `nucleic integrate`: bring a session's branch onto its base.
@@ -91,7 +94,7 @@ public struct ClientMsg: Sendable, Hashable {
         case .hello, .listSessions, .subscribe, .unsubscribe, .ping: .view
         case .approvalRespond, .sendInput: .approve
         case .interrupt, .addProject, .listProjects, .startSession, .listApprovals, .getDiff, .discard, .exportFixture, .shutdown,
-            .integrate, .overlap:
+            .integrate, .overlap, .rules:
             .control
         }
     }
@@ -116,6 +119,7 @@ public struct ClientMsg: Sendable, Hashable {
         case .shutdown: "shutdown"
         case .integrate: "integrate"
         case .overlap: "overlap"
+        case .rules(let request): request.type
         }
     }
 }
@@ -143,9 +147,10 @@ extension ClientMsg: JSONRepresentable {
             o.append("verbosity", .string(verbosity.rawValue))
         case .unsubscribe(let id), .interrupt(let id), .exportFixture(let id):
             o.append("sessionID", .string(id.rawValue))
-        case .approvalRespond(let id, let decision):
+        case .approvalRespond(let id, let decision, let denyAlways):
             o.append("approvalID", .string(id.rawValue))
             o.append("decision", decision.json)
+            o.append("denyAlways", ifPresent: denyAlways?.json)
         case .sendInput(let id, let text):
             o.append("sessionID", .string(id.rawValue))
             o.append("text", .string(text))
@@ -179,6 +184,8 @@ extension ClientMsg: JSONRepresentable {
             o.append("resolveWithAgent", .bool(i.resolveWithAgent))
         case .overlap(let project):
             o.append("project", ifPresent: project.map(JSONValue.string))
+        case .rules(let request):
+            request.encode(into: &o)
         }
         return .object(o)
     }
@@ -198,7 +205,9 @@ extension ClientMsg: JSONRepresentable {
             } ?? .full
             body = .subscribe(sessionID: try session(), sinceSeq: try f.optionalInt("sinceSeq"), verbosity: verbosity)
         case "unsubscribe": body = .unsubscribe(sessionID: try session())
-        case "approvalRespond": body = .approvalRespond(approvalID: ApprovalID(try f.string("approvalID")), decision: try f.decode("decision"))
+        case "approvalRespond":
+            body = .approvalRespond(approvalID: ApprovalID(try f.string("approvalID")), decision: try f.decode("decision"),
+                                    denyAlways: try f.optional("denyAlways"))
         case "sendInput": body = .sendInput(sessionID: try session(), text: try f.string("text"))
         case "interrupt": body = .interrupt(sessionID: try session())
         case "ping": body = .ping
@@ -219,6 +228,7 @@ extension ClientMsg: JSONRepresentable {
                 noFastForward: try f.bool("noFastForward", default: false), keep: try f.bool("keep", default: false),
                 interrupt: try f.bool("interrupt", default: false), resolveWithAgent: try f.bool("resolveWithAgent", default: false)))
         case "overlap": body = .overlap(project: try f.optionalString("project"))
+        case let type where RuleRequest.types.contains(type): body = .rules(try RuleRequest(type: type, f))
         case let other: throw ShapeError("client message: unknown type \"\(other)\"")
         }
         self.init(body, requestID: requestID)

@@ -36,6 +36,10 @@ public struct HostMsg: Sendable, Hashable {
         case integrationRefused(sessionID: SessionID, reason: String, paths: [String], message: String)
         /// Files two or more live sessions have both touched.
         case overlap([String: [SessionID]])
+        /// Reply to `listRules`, `addRule` (the new rule) and `removeRule` (the removed one).
+        case ruleList([RuleInfo])
+        /// Reply to `explainRule`.
+        case ruleVerdict(RuleVerdict)
     }
 
     /// Error codes a client can act on (docs/PROTOCOL.md lists what each means).
@@ -64,6 +68,8 @@ public struct HostMsg: Sendable, Hashable {
         case .integrated: "integrated"
         case .integrationRefused: "integrationRefused"
         case .overlap: "overlap"
+        case .ruleList: "ruleList"
+        case .ruleVerdict: "ruleVerdict"
         }
     }
 }
@@ -180,6 +186,10 @@ extension HostMsg: JSONRepresentable {
             o.append("reason", .string(reason))
             o.append("paths", .array(paths.map(JSONValue.string)))
             o.append("message", .string(message))
+        case .ruleList(let rules):
+            o.append("rules", .array(rules.map(\.json)))
+        case .ruleVerdict(let verdict):
+            o.append("verdict", verdict.json)
         case .overlap(let files):
             o.append("files", .object(JSONObject(files.keys.sorted().map { JSONObject.Entry($0, .array(files[$0]!.map { .string($0.rawValue) })) })))
         }
@@ -236,6 +246,8 @@ extension HostMsg: JSONRepresentable {
                 files[entry.key] = (entry.value.arrayValue ?? []).compactMap(\.stringValue).map { SessionID($0) }
             }
             body = .overlap(files)
+        case "ruleList": body = .ruleList(try list("rules", RuleInfo.self))
+        case "ruleVerdict": body = .ruleVerdict(try f.decode("verdict"))
         case let other: throw ShapeError("host message: unknown type \"\(other)\"")
         }
         self.init(body, requestID: requestID)

@@ -30,6 +30,10 @@ public actor Session {
     private var subscribers: [Int: AsyncStream<SequencedEvent>.Continuation] = [:]
     private var nextSubscriber = 0
     private var resolved: [ApprovalID: ApprovalResolution] = [:]
+    /// The host's side of approvals (risk, rules, first answer wins); nil answers through the
+    /// codec alone (tests of the session without a host).
+    private var broker: ApprovalBroker?
+    private let ruleBook: RuleBook?
     private var outbox: AsyncStream<String>.Continuation?
     private var stopping = false
     private var exitStatus: ChildProcess.ExitStatus?
@@ -38,11 +42,13 @@ public actor Session {
     public var interruptGrace: Duration = .seconds(5)
 
     public init(id: SessionID, backend: String, codec: any AgentCodec, storage: any SessionStorage,
-                status: SessionStatus = .queued) throws {
+                status: SessionStatus = .queued, approvals: ApprovalBroker? = nil, rules: RuleBook? = nil) throws {
         self.id = id
         self.backend = backend
         self.codec = codec
         self.storage = storage
+        self.broker = approvals
+        self.ruleBook = rules
         self.lifecycle = SessionLifecycle(status: status)
         self.seq = try storage.lastSeq
     }
@@ -52,7 +58,13 @@ public actor Session {
 
     public var status: SessionStatus { lifecycle.status }
     public var lastSeq: Int64 { seq }
-    public var pendingApprovals: [ApprovalRequest] { codec.pendingApprovals }
+    public var pendingApprovals: [ApprovalRequest] { broker?.pending ?? codec.pendingApprovals }
+
+    /// Whether an approval still waits for an answer (false once a rule or a person answered).
+    public func isPending(_ approvalID: ApprovalID) -> Bool {
+        if let broker { return broker.phase(approvalID) == .pending }
+        return codec.pendingApprovals.contains { $0.id == approvalID }
+    }
     public var isRunning: Bool { process != nil && exitStatus == nil }
 
     // MARK: Life
@@ -116,8 +128,45 @@ public actor Session {
         }
     }
 
-    /// Answers an approval. The first valid answer wins.
-    public func respond(_ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String? = nil) throws(SessionError) {
+    /// Answers an approval. The first valid answer wins. With `denyAlways`, a deny also makes a
+    /// deny rule at that scope. Returns the rule an "always" answer made (the host stores it).
+    @discardableResult
+    public func respond(_ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String? = nil,
+                        denyAlways: ApprovalScope? = nil) throws(SessionError) -> Rule? {
+        guard var broker else {
+            try respondThroughCodec(approvalID, decision, decidedBy: decidedBy, label: label)
+            return nil
+        }
+        if let error = broker.validate(approvalID, decision) { throw SessionError(error) }
+        let now = Timestamp.now()
+        var denyRule: Rule?
+        if let denyAlways {
+            guard case .deny(let message) = decision else {
+                throw SessionError(.invalidDecision, "only a deny can make a deny rule; allow always with an allowAlways decision")
+            }
+            switch broker.denyRule(approvalID, scope: denyAlways, message: message, by: decidedBy, at: now) {
+            case .success(let rule): denyRule = rule
+            case .failure(let error): throw SessionError(error)
+            }
+        }
+        try ensureRunning()
+        let output: CodecOutput
+        do { output = try codec.send(.decide(approvalID, decision), now: now) } catch { throw SessionError(error) }
+        let answer: ApprovalBroker.Answer
+        switch broker.respond(approvalID, decision, by: decidedBy, label: label, at: now) {
+        case .success(let accepted): answer = accepted
+        case .failure(let error): throw SessionError(error)  // validated above: not reached
+        }
+        self.broker = broker
+        let rule = answer.rule ?? denyRule
+        if let rule { ruleBook?.insert(rule) }
+        apply(CodecOutput(events: [.approvalResolved(answer.resolution)]), rawOffset: nil)
+        apply(output, rawOffset: nil)
+        return rule
+    }
+
+    /// Without a broker: the codec's pending list is the truth.
+    private func respondThroughCodec(_ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String?) throws(SessionError) {
         if let earlier = resolved[approvalID] {
             throw SessionError(.alreadyResolved, "approval \(approvalID) was already answered by \(earlier.decidedByLabel ?? earlier.decidedBy)")
         }
@@ -129,8 +178,58 @@ public actor Session {
         do { output = try codec.send(.decide(approvalID, decision), now: .now()) } catch { throw SessionError(error) }
         let resolution = ApprovalResolution(approvalID: approvalID, decision: decision, decidedBy: decidedBy, decidedByLabel: label)
         resolved[approvalID] = resolution
-        record([.approvalResolved(resolution)], rawOffset: nil)
+        apply(CodecOutput(events: [.approvalResolved(resolution)]), rawOffset: nil)
         apply(output, rawOffset: nil)
+    }
+
+    /// A new request from the agent: judged by the broker, answered at once when a rule decides.
+    /// Returns the events to record and the codec's answer to apply after them.
+    private func intake(_ request: ApprovalRequest, into events: inout [AgentEvent]) -> CodecOutput? {
+        guard var broker else {
+            events.append(.approvalRequested(request))
+            if let change = lifecycle.apply(.event(.approvalRequested(request))) { events.append(change) }
+            return nil
+        }
+        let now = Timestamp.now()
+        let intake = broker.intake(request, rules: ruleBook?.rules ?? [], now: now)
+        self.broker = broker
+        switch intake {
+        case .ask(let shown):
+            events.append(.approvalRequested(shown))
+            if let change = lifecycle.apply(.event(.approvalRequested(shown))) { events.append(change) }
+            return nil
+        case .ruled(let shown, let resolution):
+            // Asked and answered in one step: the status never shows a person is needed.
+            events.append(.approvalRequested(shown))
+            events.append(.approvalResolved(resolution))
+            do { return try codec.send(.decide(shown.id, resolution.decision), now: now) } catch {
+                events.append(.error(code: "ruleNotDelivered", message: "\(resolution.decidedBy) answered \(shown.id) but the agent could not be told: \(error)", preview: nil))
+                return nil
+            }
+        }
+    }
+
+    /// Withdraws every approval still waiting (the agent is gone).
+    private func withdrawPending(reason: String) -> [AgentEvent] {
+        let now = Timestamp.now()
+        var events: [AgentEvent] = []
+        for approval in codec.pendingApprovals where broker?.withdraw(approval.id, reason: reason, at: now) ?? true {
+            events.append(.approvalWithdrawn(approvalID: approval.id, reason: reason))
+        }
+        return events
+    }
+
+    /// Denies requests that waited longer than the configured timeout (none by default).
+    private func expireApprovals() {
+        guard var broker, broker.timeout != nil else { return }
+        let now = Timestamp.now()
+        let expired = broker.expire(now: now)
+        self.broker = broker
+        for resolution in expired {
+            let output = try? codec.send(.decide(resolution.approvalID, resolution.decision), now: now)
+            apply(CodecOutput(events: [.approvalResolved(resolution)]), rawOffset: nil)
+            if let output { apply(output, rawOffset: nil) }
+        }
     }
 
     // MARK: Subscribers
@@ -182,9 +281,7 @@ public actor Session {
         let status = await process.wait()
         exitStatus = status
         outbox?.finish()
-        for approval in codec.pendingApprovals {
-            record([.approvalWithdrawn(approvalID: approval.id, reason: "the agent exited")], rawOffset: nil)
-        }
+        record(withdrawPending(reason: "the agent exited"), rawOffset: nil)
         let expected = stopping || (status.isSuccess && lifecycle.status != .running)
         if !expected {
             let tail = process.stderrTail(maxBytes: 2000)
@@ -203,6 +300,7 @@ public actor Session {
         while exitStatus == nil {
             try? await Task.sleep(for: .seconds(1))
             apply(codec.expire(now: .now()), rawOffset: nil)
+            expireApprovals()
         }
     }
 
@@ -219,11 +317,22 @@ public actor Session {
             outbox?.yield(line)
         }
         var events: [AgentEvent] = []
+        var answers: [CodecOutput] = []
         for event in output.events {
+            switch event {
+            case .approvalRequested(let request):
+                if let answer = intake(request, into: &events) { answers.append(answer) }
+                continue
+            case .approvalWithdrawn(let approvalID, let reason):
+                _ = broker?.withdraw(approvalID, reason: reason, at: .now())
+            default:
+                break
+            }
             events.append(event)
             if let change = lifecycle.apply(.event(event)) { events.append(change) }
         }
         record(events, rawOffset: rawOffset)
+        for answer in answers { apply(answer, rawOffset: nil) }
     }
 
     private func record(_ events: [AgentEvent], rawOffset: Int64?) {
@@ -274,6 +383,10 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
     public init(_ code: HostMsg.ErrorCode, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    init(_ error: ApprovalError) {
+        self.init(error.errorCode, error.message)
     }
 
     init(_ error: CodecError) {

@@ -115,7 +115,9 @@ extension SessionHost {
     // MARK: Acting
 
     /// Answers an approval; the first valid answer wins (`alreadyResolved` names who answered).
-    public func respond(_ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String?) async throws(SessionError) {
+    /// An "always" answer (allowAlways, or a deny with `denyAlways`) also stores a rule.
+    public func respond(_ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String?,
+                        denyAlways: ApprovalScope? = nil) async throws(SessionError) {
         let record: ApprovalRecord
         do {
             guard let found = try await store.approval(id: approvalID) else { throw SessionError(.notFound, "no approval \(approvalID)") }
@@ -132,7 +134,9 @@ extension SessionHost {
         guard let session = live[record.sessionID]?.session else {
             throw SessionError(.notReady, "session \(record.sessionID)'s agent is not running")
         }
-        try await session.respond(approvalID, decision, decidedBy: decidedBy, label: label)
+        if let rule = try await session.respond(approvalID, decision, decidedBy: decidedBy, label: label, denyAlways: denyAlways) {
+            await persist(rule)
+        }
     }
 
     /// A follow-up; an agent that is no longer running is resumed first (its backend's own resume).
@@ -255,7 +259,7 @@ extension SessionHost {
         }
         try await attach(record.id, codecName: codecName, header: RawJournal.Header(
             backend: codecName, cli: record.backend, argv: [launch.executable] + launch.arguments, scenario: record.title),
-                   launch: launch, options: options, status: record.status)
+                   launch: launch, options: options, status: record.status, projectID: record.projectID, worktree: worktree)
         if runningCount < configuration.maxRunning { try await run(record.id) } else { queue.append(record.id) }
     }
 }

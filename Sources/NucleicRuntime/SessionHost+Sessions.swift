@@ -38,7 +38,7 @@ extension SessionHost {
         let options = SessionStartOptions(prompt: request.prompt, cwd: worktreePath)
         try await attach(id, codecName: codecName, header: RawJournal.Header(
             backend: codecName, cli: request.backend, argv: [launch.executable] + launch.arguments, scenario: title),
-                   launch: launch, options: options, status: .queued)
+                   launch: launch, options: options, status: .queued, projectID: project.id, worktree: worktreePath)
         if runningCount < configuration.maxRunning { try await run(id) } else { queue.append(id) }
         return try await summary(id)
     }
@@ -77,13 +77,14 @@ extension SessionHost {
 
     /// Builds the live Session for a recorded session (new, or brought back after a restart).
     func attach(_ id: SessionID, codecName: String, header: RawJournal.Header, launch: AgentLaunch?,
-                options: SessionStartOptions?, status: SessionStatus) async throws(SessionError) {
+                options: SessionStartOptions?, status: SessionStatus, projectID: ProjectID, worktree: String) async throws(SessionError) {
         guard let codec = Codecs.make(codecName) else { throw SessionError(.internalError, "no codec \(codecName)") }
         let storage: FileSessionStorage
         let session: Session
         do {
             storage = try FileSessionStorage(folder: SessionFolder(home: configuration.home.path, session: id), header: header)
-            session = try Session(id: id, backend: codecName, codec: codec, storage: storage, status: status)
+            let approvals = ApprovalBroker(sessionID: id, projectID: projectID, worktree: worktree, timeout: configuration.approvalTimeout)
+            session = try Session(id: id, backend: codecName, codec: codec, storage: storage, status: status, approvals: approvals, rules: ruleBook)
         } catch { throw SessionError(.internalError, "opening session \(id)'s files: \(error)") }
         live[id] = Live(session: session, storage: storage, launch: launch, options: options)
         // Subscribed before the agent starts: an event recorded earlier would never reach the
@@ -122,7 +123,8 @@ extension SessionHost {
             case .approvalRequested(var request):
                 request.sessionID = id
                 try await store.insert(ApprovalRecord(request: request, sessionID: id, createdAt: event.ts))
-                after.append(.approvalRequested(request))
+                // One a rule answered at once (its resolution is the next event) needs no one.
+                if await live[id]?.session.isPending(request.id) ?? true { after.append(.approvalRequested(request)) }
             case .approvalResolved(let resolution):
                 _ = try await store.resolve(approval: resolution.approvalID, decision: resolution.decision,
                                             decidedBy: resolution.decidedBy, decidedByLabel: resolution.decidedByLabel, at: event.ts)

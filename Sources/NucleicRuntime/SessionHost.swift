@@ -23,15 +23,20 @@ public actor SessionHost {
         /// The environment agents start with (plus their manifest's).
         public var environment: [String: String]
         public var replaySpeed: String
+        /// How long an approval may wait for a person before it is denied with a message saying
+        /// so; nil (the default) waits forever — never a silent deny.
+        public var approvalTimeout: Duration?
 
         public init(home: NucleicHome, adapters: [String: AdapterManifest], selfExecutable: String, maxRunning: Int = 8,
-                    environment: [String: String] = AgentLaunch.hostEnvironment(), replaySpeed: String = "recorded") {
+                    environment: [String: String] = AgentLaunch.hostEnvironment(), replaySpeed: String = "recorded",
+                    approvalTimeout: Duration? = nil) {
             self.home = home
             self.adapters = adapters
             self.selfExecutable = selfExecutable
             self.maxRunning = maxRunning
             self.environment = environment
             self.replaySpeed = replaySpeed
+            self.approvalTimeout = approvalTimeout
         }
     }
 
@@ -52,6 +57,8 @@ public actor SessionHost {
 
     public let configuration: Configuration
     let store: Store
+    /// The rules in force; every live session consults it on each request.
+    let ruleBook = RuleBook()
     var live: [SessionID: Live] = [:]
     var queue: [SessionID] = []
     /// The last status of every live session, for the concurrency cap.
@@ -74,6 +81,7 @@ public actor SessionHost {
         try Directories.make(configuration.home.path)
         let store = try await Store.open(path: configuration.home.database)
         let host = SessionHost(configuration, store: store)
+        try await host.loadRules()
         try await host.recover()
         return host
     }

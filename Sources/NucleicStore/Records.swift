@@ -220,9 +220,11 @@ public struct RuleRecord: Sendable, Hashable {
     public var createdAt: Timestamp
     /// The approval whose "allow always" made it, when one did.
     public var approvalID: ApprovalID?
+    /// For a deny rule: what the agent is told (nil: a message naming the rule).
+    public var message: String?
 
     public init(id: RuleID = .make(), scope: RuleScope, rule: String, behavior: Behavior, createdBy: String,
-                createdAt: Timestamp = .now(), approvalID: ApprovalID? = nil) {
+                createdAt: Timestamp = .now(), approvalID: ApprovalID? = nil, message: String? = nil) {
         self.id = id
         self.scope = scope
         self.rule = rule
@@ -230,6 +232,7 @@ public struct RuleRecord: Sendable, Hashable {
         self.createdBy = createdBy
         self.createdAt = createdAt
         self.approvalID = approvalID
+        self.message = message
     }
 }
 

@@ -100,6 +100,9 @@ enum Schema {
                 UNIQUE (session_id, position)
             ) STRICT;
             """),
+        Migration(version: 2, name: "rule messages", sql: """
+            ALTER TABLE rules ADD COLUMN message TEXT;
+            """),
     ]
 
     /// The newest schema version this build knows.

@@ -54,14 +54,19 @@ extension Store {
         }
         try constraint("rule \(rule.id) already exists, or its project, session or approval does not") { () throws(StoreError) in
             try db.execute("""
-                INSERT INTO rules (id, scope, project_id, session_id, rule, behavior, created_by, created_at, approval_id)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                """, rule.id, scope, project, session, rule.rule, rule.behavior, rule.createdBy, rule.createdAt, rule.approvalID)
+                INSERT INTO rules (id, scope, project_id, session_id, rule, behavior, created_by, created_at, approval_id, message)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                """, rule.id, scope, project, session, rule.rule, rule.behavior, rule.createdBy, rule.createdAt, rule.approvalID, rule.message)
         }
     }
 
     public func rule(id: RuleID) throws(StoreError) -> RuleRecord? {
         try db.queryFirst("SELECT \(Self.ruleColumns) FROM rules WHERE id = ?1", [id], Self.ruleRecord)
+    }
+
+    /// Every rule, oldest first.
+    public func rules() throws(StoreError) -> [RuleRecord] {
+        try db.query("SELECT \(Self.ruleColumns) FROM rules ORDER BY created_at, id", [], Self.ruleRecord)
     }
 
     /// A project's own rules, oldest first.
@@ -85,7 +90,7 @@ extension Store {
         return db.changes > 0
     }
 
-    static let ruleColumns = "id, scope, project_id, session_id, rule, behavior, created_by, created_at, approval_id"
+    static let ruleColumns = "id, scope, project_id, session_id, rule, behavior, created_by, created_at, approval_id, message"
 
     static func ruleRecord(_ r: Row) throws(StoreError) -> RuleRecord {
         let scope: RuleRecord.RuleScope
@@ -95,6 +100,6 @@ extension Store {
         case let other: throw r.mismatch(1, "a rule scope, not \"\(other)\"")
         }
         return RuleRecord(id: try r.get(0), scope: scope, rule: try r.get(4), behavior: try r.get(5), createdBy: try r.get(6),
-                          createdAt: try r.get(7), approvalID: try r.get(8))
+                          createdAt: try r.get(7), approvalID: try r.get(8), message: try r.get(9))
     }
 }

@@ -89,9 +89,11 @@ public final class LocalServer: Sendable {
         case .unsubscribe(let id):
             await client.unsubscribe(id)
             return .ok
-        case .approvalRespond(let id, let decision):
-            try await host.respond(id, decision, decidedBy: "user:\(Self.login())", label: nil)
+        case .approvalRespond(let id, let decision, let denyAlways):
+            try await host.respond(id, decision, decidedBy: "user:\(Self.login())", label: nil, denyAlways: denyAlways)
             return .ok
+        case .rules(let request):
+            return try await host.rules(request, by: "user:\(Self.login())")
         case .sendInput(let id, let text):
             try await host.sendInput(id, text)
             return .ok

@@ -27,7 +27,10 @@ enum CLI {
           log SESSION [--follow] [--since SEQ]     the readable transcript
           approvals                                pending approvals, with risk
           approve APPROVAL [--input F | --edit]    allow (optionally with a modified input)
-          deny APPROVAL [--message M]              deny; the agent continues with the message
+                   [--always SCOPE]                ... and every later matching request
+          deny APPROVAL [--message M] [--always]   deny; the agent continues with the message
+          answer APPROVAL CHOICE...                answer an agent's question
+          rules ls|add|rm|explain                  the host's permission rules
           send SESSION TEXT                        a follow-up
           interrupt SESSION                        stop the current turn
           diff SESSION [--stat]                    the session's changes against its base

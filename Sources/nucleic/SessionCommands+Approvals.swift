@@ -7,30 +7,81 @@ import NucleicRuntime
 /// `nucleic approve` / `deny`: answering approvals from the terminal.
 extension SessionCommands {
     static func decide(_ command: String, _ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: command == "approve" ? ["input"] : ["message"],
-                                        boolean: command == "approve" ? ["edit"] : ["cancel"],
-                                        repeated: command == "approve" ? ["answer"] : [], usage: usage)
+        let approving = command == "approve"
+        let parsed = try ArgumentParser(arguments, valued: approving ? ["input", "always"] : ["message", "rule"],
+                                        boolean: approving ? ["edit"] : ["cancel", "always"],
+                                        repeated: approving ? ["answer"] : [], usage: usage)
         let reference = try positionals(parsed, ["APPROVAL"], usage)[0]
         let ways = [parsed["input"] != nil, parsed.flag("edit"), !parsed.all("answer").isEmpty].filter { $0 }.count
         if ways > 1 { throw UsageError(message: "give one of --input, --edit and --answer", usage: usage) }
         if parsed.flag("cancel") && parsed["message"] != nil { throw UsageError(message: "--cancel takes no --message", usage: usage) }
+        if parsed.flag("cancel") && (parsed.flag("always") || parsed["rule"] != nil) {
+            throw UsageError(message: "--cancel ends the turn; it makes no rule (deny with --always or --rule instead)", usage: usage)
+        }
+        if !approving && parsed.flag("always") && parsed["rule"] != nil { throw UsageError(message: "give --always or --rule, not both", usage: usage) }
+        let alwaysScope = try parsed["always"].map { try scope($0, usage) }
+        if alwaysScope != nil && ways > 0 { throw UsageError(message: "--always allows the request as it is; it cannot be combined with --input, --edit or --answer", usage: usage) }
         let client = try await DaemonClient.connect()
         let approval = try await resolveApproval(reference, client)
         let decision: Decision
-        if command == "deny" {
+        var denyAlways: ApprovalScope?
+        if !approving {
             decision = parsed.flag("cancel") ? .cancel : .deny(message: parsed["message"] ?? "")
+            if let rule = parsed["rule"] { denyAlways = .rule(rule) }
+            if parsed.flag("always") { denyAlways = isShell(approval.toolName) ? .exactCommandThisSession : .toolThisSession }
         } else if !parsed.all("answer").isEmpty {
             decision = try answers(parsed.all("answer"), to: approval, usage)
         } else if let file = parsed["input"] {
             decision = .allowModified(input: try parseInput(FileText.read(file), from: file))
         } else if parsed.flag("edit") {
             decision = .allowModified(input: try Editor.edit(approval.input))
+        } else if let alwaysScope {
+            decision = .allowAlways(scope: alwaysScope)
         } else {
             decision = .allow
         }
-        _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision))
-        Output.standardOutput("\(command == "deny" ? "denied" : "approved") \(short(approval.id.rawValue)) (\(approval.toolName))")
+        _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision, denyAlways: denyAlways))
+        let remembered = (alwaysScope ?? denyAlways).map { " and every later request matching \(describe($0, approval))" } ?? ""
+        Output.standardOutput("\(approving ? "approved" : "denied") \(short(approval.id.rawValue)) (\(approval.toolName))\(remembered)")
         return 0
+    }
+
+    /// `nucleic answer APPROVAL CHOICE...`
+    static func answer(_ arguments: [String], _ usage: String) async throws -> Int32 {
+        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        guard parsed.positionals.count >= 2 else {
+            throw UsageError(message: parsed.positionals.isEmpty ? "missing APPROVAL" : "missing CHOICE", usage: usage)
+        }
+        let client = try await DaemonClient.connect()
+        let approval = try await resolveApproval(parsed.positionals[0], client)
+        let decision = try answers(Array(parsed.positionals.dropFirst()), to: approval, usage)
+        _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision))
+        Output.standardOutput("answered \(short(approval.id.rawValue))")
+        return 0
+    }
+
+    static func isShell(_ toolName: String) -> Bool { toolName == "Bash" || toolName == "exec_command" }
+
+    /// `command`, `tool`, or a rule in Claude Code's syntax.
+    static func scope(_ text: String, _ usage: String) throws -> ApprovalScope {
+        switch text {
+        case "command", "exactCommandThisSession": return .exactCommandThisSession
+        case "tool", "toolThisSession": return .toolThisSession
+        case "": throw UsageError(message: "--always needs a scope: command, tool, or a rule such as 'Bash(npm test *)'", usage: usage)
+        default:
+            guard text.first?.isLetter == true else {
+                throw UsageError(message: "'\(text)' is not a scope: give command, tool, or a rule such as 'Bash(npm test *)'", usage: usage)
+            }
+            return .rule(text)
+        }
+    }
+
+    static func describe(_ scope: ApprovalScope, _ approval: ApprovalRequest) -> String {
+        switch scope {
+        case .exactCommandThisSession: "this exact command in this session"
+        case .toolThisSession: "\(approval.toolName) in this session"
+        case .rule(let rule): "\(rule) in this project"
+        }
     }
 
     /// `--answer LABEL` for a single question; `--answer "QUESTION=LABEL"` for each of several.

@@ -30,20 +30,53 @@ enum SessionCommands {
             The session's transcript, readable (--json: the events). --follow keeps printing new
             events until interrupted; --since starts after that seq.
             """,
-        "approvals": "usage: nucleic approvals [--json]\n\nPending approvals across sessions, oldest first, with their risk.",
+        "approvals": """
+            usage: nucleic approvals [--json]
+
+            Pending approvals across sessions, oldest first: the tool and what it would do, its risk
+            (readOnly < write < execute < unknown < network < hostExec < destructive), what the
+            backend can take (an edited input, answers), and the "allow always" scopes offered.
+            """,
         "approve": """
-            usage: nucleic approve APPROVAL [--input FILE | --edit | --answer LABEL]
+            usage: nucleic approve APPROVAL [--input FILE | --edit | --answer LABEL] [--always SCOPE]
 
             Allows a pending approval. --input FILE allows it with the JSON input in FILE instead;
             --edit opens the input in $EDITOR first. Backends that cannot take a modified input
             (Codex) refuse; deny with a message instead. A question is answered with --answer
             LABEL (one of its options; for several questions, --answer "QUESTION=LABEL" each).
+            --always SCOPE also allows every later matching request, answered by a host rule:
+              command          this exact command, for the rest of this session
+              tool             this tool, for the rest of this session
+              'Bash(npm test *)'  a project rule in Claude Code's permission-rule syntax
+            Never for risk network, hostExec or destructive: those always ask.
             """,
         "deny": """
-            usage: nucleic deny APPROVAL [--message M] [--cancel]
+            usage: nucleic deny APPROVAL [--message M] [--cancel] [--always | --rule RULE]
 
             Denies a pending approval; the agent continues and sees the message. --cancel also
-            ends the agent's turn.
+            ends the agent's turn. --always denies this exact command (or tool) for the rest of
+            the session; --rule RULE denies everything RULE matches in the project, e.g.
+            --rule 'Bash(git push *)'. Later matching requests are denied with the same message.
+            """,
+        "answer": """
+            usage: nucleic answer APPROVAL CHOICE...
+
+            Answers an agent's question with one of its options (several for a multiple-choice
+            question). When it asks several questions, give "QUESTION=CHOICE" for each.
+            """,
+        "rules": """
+            usage: nucleic rules ls [--project P] [--json]
+                   nucleic rules add RULE [--deny] [--message M] [--project P | --session S]
+                   nucleic rules rm RULE_ID
+                   nucleic rules explain TOOL INPUT_JSON [--project P | --session S] [--json]
+
+            The host's permission rules, in Claude Code's syntax: Bash(npm test *), Edit(src/**),
+            Read, WebFetch(domain:example.com), mcp__server__tool. A matching request is answered
+            at once and recorded as decided by rule:<id>; deny beats allow; a compound command is
+            allowed only when every part is; risk network, hostExec and destructive always ask.
+            `explain` shows the risk, the matching rules and the outcome (allowedByRule,
+            deniedByRule, asks) of a tool call without running anything, e.g.
+              nucleic rules explain Bash '{"command":"npm test && git push -f"}'
             """,
         "send": "usage: nucleic send SESSION TEXT\n\nSends a follow-up (resuming the agent if it is no longer running).",
         "interrupt": "usage: nucleic interrupt SESSION\n\nStops the session's current turn.",
@@ -90,6 +123,8 @@ enum SessionCommands {
             case "log": return try await log(arguments, usage)
             case "approvals": return try await approvals(arguments, usage)
             case "approve", "deny": return try await decide(command, arguments, usage)
+            case "answer": return try await answer(arguments, usage)
+            case "rules": return try await rules(arguments, usage)
             case "send": return try await send(arguments, usage)
             case "interrupt": return try await interrupt(arguments, usage)
             case "diff": return try await diff(arguments, usage)
@@ -283,8 +318,25 @@ enum SessionCommands {
         for a in list {
             let what = a.question.map { $0.questions.map(\.question).joined(separator: " / ") } ?? TranscriptRenderer().summary(of: a.input)
             Output.standardOutput("\(short(a.id.rawValue))  \(a.risk.rawValue.padding(11))  \(a.toolName)  \(what)  (session \(short(a.sessionID?.rawValue ?? "?")))")
+            Output.standardOutput("               \(allowed(a))")
         }
         return 0
+    }
+
+    /// What can be answered: the decisions the backend takes and the "always" scopes offered.
+    static func allowed(_ a: ApprovalRequest) -> String {
+        if a.question != nil { return "answer: nucleic answer \(short(a.id.rawValue)) CHOICE…  (or deny)" }
+        var parts = ["allow", a.capabilities.canModifyToolInput ? "allow with an edited input" : "no edited input (the backend cannot take one)",
+                     "deny with a message"]
+        let scopes = a.offeredScopes.map { scope -> String in
+            switch scope {
+            case .exactCommandThisSession: "command"
+            case .toolThisSession: "tool"
+            case .rule(let rule): "'\(rule)'"
+            }
+        }
+        parts.append(scopes.isEmpty ? "never always (\(a.risk.alwaysNeedsPerson ? "risk \(a.risk.rawValue)" : "nothing to remember"))" : "--always " + scopes.joined(separator: " | "))
+        return parts.joined(separator: " · ")
     }
 
     static func send(_ arguments: [String], _ usage: String) async throws -> Int32 {

@@ -28,6 +28,13 @@ import Testing
         ClientMsg(.shutdown(killSessions: true)),
         ClientMsg(.integrate(.init(strategy: "squash", sessionID: session, message: "m", noFastForward: false, keep: true, interrupt: true))),
         ClientMsg(.overlap(project: "shop")),
+        ClientMsg(.approvalRespond(approvalID: "a2", decision: .deny(message: "never"), denyAlways: .rule("Bash(git push *)")), requestID: 4),
+        ClientMsg(.rules(.list(project: "shop"))),
+        ClientMsg(.rules(.list(project: nil))),
+        ClientMsg(.rules(.add(rule: "Bash(npm test *)", behavior: .allow, project: "shop", sessionID: nil, message: nil))),
+        ClientMsg(.rules(.add(rule: "Bash(rm *)", behavior: .deny, project: nil, sessionID: session, message: "use make clean"))),
+        ClientMsg(.rules(.remove(ruleID: "0193c"))),
+        ClientMsg(.rules(.explain(toolName: "Bash", input: ["command": "npm test; rm -rf ~"], project: "shop", sessionID: nil))),
     ]
 
     static let hostMessages: [HostMsg] = [
@@ -51,10 +58,20 @@ import Testing
         HostMsg(.integrated(sessionID: session, commit: "abc123", strategy: "squash", fastForward: false, changedPaths: ["a.txt"])),
         HostMsg(.integrationRefused(sessionID: session, reason: "conflicted", paths: ["a.txt"], message: "conflicts in a.txt")),
         HostMsg(.overlap(["src/a.swift": [session, "0193b"]])),
+        HostMsg(.ruleList([
+            RuleInfo(id: "0193c", rule: "Bash(npm test *)", behavior: .allow, projectID: "p1", createdBy: "user:ana",
+                     createdAt: summary.updatedAt, fromApproval: "a1"),
+            RuleInfo(id: "0193d", rule: "Bash(rm *)", behavior: .deny, sessionID: session, createdBy: "device:d1",
+                     createdAt: summary.updatedAt, message: "use make clean"),
+        ]), requestID: 5),
+        HostMsg(.ruleVerdict(RuleVerdict(risk: .execute, riskReasons: ["runs npm test"], outcome: .allowedByRule, decidedBy: "0193c",
+                                         rules: [.init(ruleID: "0193c", rule: "Bash(npm test *)", behavior: .allow, part: "npm test", honoured: true),
+                                                 .init(ruleID: "0193e", rule: "Bash", behavior: .allow, part: "curl x", honoured: false, note: "risk network")],
+                                         reasons: []))),
     ]
 
     @Test func everyClientMessageRoundTrips() throws {
-        #expect(Set(Self.clientMessages.map(\.type)).count == 18)
+        #expect(Set(Self.clientMessages.map(\.type)).count == 22)
         for message in Self.clientMessages {
             let text = JSONWriter.string(message.json)
             #expect(text.hasPrefix(#"{"type":""# + message.type), "\(text)")
@@ -63,7 +80,7 @@ import Testing
     }
 
     @Test func everyHostMessageRoundTrips() throws {
-        #expect(Set(Self.hostMessages.map(\.type)).count == 18)
+        #expect(Set(Self.hostMessages.map(\.type)).count == 20)
         for message in Self.hostMessages {
             let text = JSONWriter.string(message.json)
             #expect(try HostMsg(json: JSONParser.parse(text)) == message, "\(text)")
@@ -75,6 +92,7 @@ import Testing
         #expect(scopes["subscribe"] == .view && scopes["listSessions"] == .view && scopes["ping"] == .view)
         #expect(scopes["approvalRespond"] == .approve && scopes["sendInput"] == .approve)
         #expect(scopes["interrupt"] == .control && scopes["startSession"] == .control && scopes["shutdown"] == .control)
+        #expect(scopes["listRules"] == .control && scopes["addRule"] == .control && scopes["explainRule"] == .control)
         #expect(Scope.view < .approve && Scope.approve < .control)
     }
 
