@@ -71,14 +71,18 @@ public struct ClientMsg: Sendable, Hashable {
         public var fixture: String?
         public var base: String?
         public var title: String?
+        /// Start turns in the backend's planning mode (Codex: where its questions come from).
+        public var planMode: Bool
 
-        public init(prompt: String, project: String? = nil, backend: String, fixture: String? = nil, base: String? = nil, title: String? = nil) {
+        public init(prompt: String, project: String? = nil, backend: String, fixture: String? = nil, base: String? = nil, title: String? = nil,
+                    planMode: Bool = false) {
             self.prompt = prompt
             self.project = project
             self.backend = backend
             self.fixture = fixture
             self.base = base
             self.title = title
+            self.planMode = planMode
         }
     }
 
@@ -166,6 +170,7 @@ extension ClientMsg: JSONRepresentable {
             o.append("fixture", ifPresent: s.fixture.map(JSONValue.string))
             o.append("base", ifPresent: s.base.map(JSONValue.string))
             o.append("title", ifPresent: s.title.map(JSONValue.string))
+            if s.planMode { o.append("planMode", .bool(true)) }
         case .getDiff(let id, let statOnly):
             o.append("sessionID", .string(id.rawValue))
             o.append("statOnly", .bool(statOnly))
@@ -216,7 +221,8 @@ extension ClientMsg: JSONRepresentable {
         case "startSession":
             body = .startSession(StartSession(
                 prompt: try f.string("prompt"), project: try f.optionalString("project"), backend: try f.string("backend"),
-                fixture: try f.optionalString("fixture"), base: try f.optionalString("base"), title: try f.optionalString("title")))
+                fixture: try f.optionalString("fixture"), base: try f.optionalString("base"), title: try f.optionalString("title"),
+                planMode: try f.bool("planMode", default: false)))
         case "listApprovals": body = .listApprovals
         case "getDiff": body = .getDiff(sessionID: try session(), statOnly: try f.bool("statOnly", default: false))
         case "discard": body = .discard(sessionID: try session(), deleteBranch: try f.bool("deleteBranch", default: false))

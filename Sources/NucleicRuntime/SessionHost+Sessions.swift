@@ -35,7 +35,7 @@ extension SessionHost {
         do { try await store.insert(record) } catch { throw SessionError(.internalError, "recording the session: \(error)") }
 
         let launch = launchPlan(worktreePath)
-        let options = SessionStartOptions(prompt: request.prompt, cwd: worktreePath)
+        let options = SessionStartOptions(prompt: request.prompt, cwd: worktreePath, planMode: request.planMode)
         try await attach(id, codecName: codecName, header: RawJournal.Header(
             backend: codecName, cli: request.backend, argv: [launch.executable] + launch.arguments, scenario: title),
                    launch: launch, options: options, status: .queued, projectID: project.id, worktree: worktreePath)

@@ -17,10 +17,11 @@ enum SessionCommands {
             """,
         "start": """
             usage: nucleic start PROMPT [--project P] [--backend claude|codex|replay] [--fixture F]
-                                 [--base BRANCH] [--title T]
+                                 [--base BRANCH] [--title T] [--plan]
 
             Starts an agent on PROMPT in a new worktree and branch (nucleic/<title>-<id>) of the
             project, and prints the session id. The replay backend plays a recorded fixture.
+            --plan starts Codex turns in its Plan mode (where it asks questions).
             """,
         "ls": "usage: nucleic ls [--all] [--json]\n\nSessions in attention order: NEEDS YOU, RUNNING, DONE (--all: with the archived).",
         "show": "usage: nucleic show SESSION [--json]\n\nOne session's summary and pending approvals.",
@@ -216,7 +217,7 @@ enum SessionCommands {
     }
 
     static func start(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: ["project", "backend", "fixture", "base", "title"], boolean: ["json"], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: ["project", "backend", "fixture", "base", "title"], boolean: ["json", "plan"], usage: usage)
         let prompt = try positionals(parsed, ["PROMPT"], usage)[0]
         let backend = parsed["backend"] ?? "claude"
         var fixture = parsed["fixture"]
@@ -225,7 +226,7 @@ enum SessionCommands {
         if backend != "replay" && fixture != nil { throw UsageError(message: "--fixture is for --backend replay", usage: usage) }
         let client = try await DaemonClient.connect()
         let request = ClientMsg.StartSession(prompt: prompt, project: parsed["project"], backend: backend, fixture: fixture,
-                                             base: parsed["base"], title: parsed["title"])
+                                             base: parsed["base"], title: parsed["title"], planMode: parsed.flag("plan"))
         guard case .sessionCreated(let summary) = try await client.request(.startSession(request)).body else {
             throw CommandError(message: "unexpected reply to startSession")
         }
