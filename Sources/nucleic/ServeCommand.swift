@@ -23,15 +23,22 @@ enum ServeCommand {
         Options:
           --max-running N          agents working at once; more sessions wait as queued (default 8)
           --replay-speed SPEED     how the replay backend plays fixtures (default recorded)
+          --approval-timeout SECS  deny an approval no one answered in SECS seconds, telling the
+                                   agent why (default: wait forever; NUCLEIC_APPROVAL_TIMEOUT too)
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed"], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed", "approval-timeout"], usage: usage)
         guard parsed.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(parsed.positionals[0])'", usage: usage) }
         var maxRunning = 8
         if let text = parsed["max-running"] {
             guard let n = Int(text), n > 0 else { throw UsageError(message: "--max-running must be a positive number", usage: usage) }
             maxRunning = n
+        }
+        var approvalTimeout: Duration?
+        if let text = parsed["approval-timeout"] ?? getenv("NUCLEIC_APPROVAL_TIMEOUT").map({ String(cString: $0) }) {
+            guard let seconds = Int(text), seconds > 0 else { throw UsageError(message: "--approval-timeout must be a positive number of seconds", usage: usage) }
+            approvalTimeout = .seconds(seconds)
         }
         let speed = parsed["replay-speed"] ?? "recorded"
         guard ["recorded", "max"].contains(speed) else { throw UsageError(message: "--replay-speed is recorded or max", usage: usage) }
@@ -46,7 +53,8 @@ enum ServeCommand {
         let home = NucleicHome.fromEnvironment()
         let adapters = try AdapterCatalog.load()
         let configuration = SessionHost.Configuration(
-            home: home, adapters: adapters, selfExecutable: SelfExecutable.path, maxRunning: maxRunning, replaySpeed: speed)
+            home: home, adapters: adapters, selfExecutable: SelfExecutable.path, maxRunning: maxRunning, replaySpeed: speed,
+            approvalTimeout: approvalTimeout)
         let status = Blocking.run { () async throws -> Int32 in
             let host = try await SessionHost.open(configuration)
             let socketPath = try SocketPath.resolve(home: home.path)

@@ -177,6 +177,21 @@ import Testing
         }
     }
 
+    @Test(.enabled(if: Peers.shouldRun(Peers.claudeBinary)))
+    func aConfiguredTimeoutDeniesSayingSoAndTheAgentContinues() async throws {
+        try await DaemonEndToEndTests().withClaude(extra: ["NUCLEIC_APPROVAL_TIMEOUT": "1"]) { d in
+            let id = try await d.start("[[scenario:deny-continue]] clean up", ["--backend", "claude"])
+            #expect(try await d.waitFor(id, ["finished", "error"]) == "finished")
+            let events = try await d.events(id)
+            let resolution = try #require(resolutions(events).first)
+            #expect(resolution.decidedBy == "host:timeout")
+            guard case .deny(let message) = resolution.decision else { Issue.record("expected a deny, got \(resolution)"); return }
+            #expect(message.contains("in time"))
+            let text = events.compactMap { if case .assistantText(let t, false) = $0.event { t } else { nil } }.last
+            #expect(text?.contains("in time") == true, "the model saw why: \(text ?? "no text")")
+        }
+    }
+
     // MARK: The real Codex CLI
 
     @Test(.enabled(if: Peers.shouldRun(Peers.codexBinary)))

@@ -158,7 +158,7 @@ import Testing
     // MARK: The real Claude Code CLI
 
     /// Runs `body` with a harness whose daemon runs the real Claude CLI against the mock.
-    func withClaude(_ body: (DaemonHarness) async throws -> Void) async throws {
+    func withClaude(extra: [String: String] = [:], _ body: (DaemonHarness) async throws -> Void) async throws {
         let binary = try Peers.require(Peers.claudeBinary, "NUCLEIC_CLAUDE_BIN")
         let mock = try await MockModelAPI.start("mock_anthropic.py")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-claude-home-\(UUID().uuidString.prefix(8))").path
@@ -169,7 +169,7 @@ import Testing
             try await DaemonHarness.with(environment: [
                 "NUCLEIC_CLAUDE_BIN": binary, "ANTHROPIC_BASE_URL": mock.baseURL, "ANTHROPIC_API_KEY": "test-key",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "HOME": home,
-            ], body)
+            ].merging(extra) { _, new in new }, body)
         } catch {
             await mock.stop()
             throw error
