@@ -196,7 +196,7 @@ import Testing
 
     @Test(.enabled(if: Peers.shouldRun(Peers.codexBinary)))
     func codexQuestionInPlanModeAnsweredThroughTheDaemon() async throws {
-        try await withCodex { d in
+        try await DaemonEndToEndTests().withCodex { d in
             let id = try await d.start("[[scenario:question]] which database?", ["--backend", "codex", "--plan"])
             try await d.waitFor(id, ["awaitingInput"])
             let question = try #require(try await d.approvals(id).first)
@@ -210,36 +210,5 @@ import Testing
             let text = events.compactMap { if case .assistantText(let t, false) = $0.event { t } else { nil } }.last
             #expect(text?.contains(item.options[0].label) == true, "\(text ?? "no text")")
         }
-    }
-
-    /// Runs `body` with a harness whose daemon runs the real Codex CLI against the mock.
-    func withCodex(_ body: (DaemonHarness) async throws -> Void) async throws {
-        let binary = try Peers.require(Peers.codexBinary, "NUCLEIC_CODEX_BIN")
-        let mock = try await MockModelAPI.start("mock_openai.py")
-        let codexHome = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-codex-home-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: codexHome, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: codexHome) }
-        try """
-            model = "gpt-5.5"
-            model_provider = "mock"
-
-            [model_providers.mock]
-            name = "mock"
-            base_url = "\(mock.baseURL)/v1"
-            wire_api = "responses"
-            env_key = "MOCK_API_KEY"
-            request_max_retries = 0
-            stream_max_retries = 0
-
-            """.write(toFile: codexHome + "/config.toml", atomically: true, encoding: .utf8)
-        do {
-            try await DaemonHarness.with(environment: [
-                "NUCLEIC_CODEX_BIN": binary, "CODEX_HOME": codexHome, "MOCK_API_KEY": "test", "HOME": codexHome,
-            ], body)
-        } catch {
-            await mock.stop()
-            throw error
-        }
-        await mock.stop()
     }
 }

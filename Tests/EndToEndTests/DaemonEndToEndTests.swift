@@ -302,30 +302,7 @@ import Testing
 
     @Test(.enabled(if: Peers.shouldRun(Peers.codexBinary)))
     func codexStartApproveFinish() async throws {
-        let binary = try Peers.require(Peers.codexBinary, "NUCLEIC_CODEX_BIN")
-        let mock = try await MockModelAPI.start("mock_openai.py")
-        let codexHome = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-codex-home-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: codexHome, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: codexHome) }
-        // The daemon starts `codex app-server` as the manifest says; the mock provider and the
-        // model come from the private CODEX_HOME's config (what `-c` gives in EndToEnd.swift).
-        try """
-            model = "gpt-5.5"
-            model_provider = "mock"
-
-            [model_providers.mock]
-            name = "mock"
-            base_url = "\(mock.baseURL)/v1"
-            wire_api = "responses"
-            env_key = "MOCK_API_KEY"
-            request_max_retries = 0
-            stream_max_retries = 0
-
-            """.write(toFile: codexHome + "/config.toml", atomically: true, encoding: .utf8)
-        do {
-            try await DaemonHarness.with(environment: [
-                "NUCLEIC_CODEX_BIN": binary, "CODEX_HOME": codexHome, "MOCK_API_KEY": "test", "HOME": codexHome,
-            ]) { d in
+        try await withCodex { d in
             let id = try await d.start("[[scenario:tool-allow]] make hello", ["--backend", "codex"])
             let approval = try await d.approval(id)
             #expect(approval.capabilities.canModifyToolInput == false)
@@ -342,7 +319,35 @@ import Testing
             expectContiguous(events)
             #expect(runs(events).map(\.isError) == [false])
             #expect(errors(events).isEmpty)
-            }
+        }
+    }
+
+    /// Runs `body` with a harness whose daemon starts `codex app-server` as the manifest says;
+    /// the mock provider and the model come from a private CODEX_HOME's config (what `-c` gives
+    /// in EndToEnd.swift).
+    func withCodex(_ body: (DaemonHarness) async throws -> Void) async throws {
+        let binary = try Peers.require(Peers.codexBinary, "NUCLEIC_CODEX_BIN")
+        let mock = try await MockModelAPI.start("mock_openai.py")
+        let codexHome = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-codex-home-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: codexHome, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: codexHome) }
+        try """
+            model = "gpt-5.5"
+            model_provider = "mock"
+
+            [model_providers.mock]
+            name = "mock"
+            base_url = "\(mock.baseURL)/v1"
+            wire_api = "responses"
+            env_key = "MOCK_API_KEY"
+            request_max_retries = 0
+            stream_max_retries = 0
+
+            """.write(toFile: codexHome + "/config.toml", atomically: true, encoding: .utf8)
+        do {
+            try await DaemonHarness.with(environment: [
+                "NUCLEIC_CODEX_BIN": binary, "CODEX_HOME": codexHome, "MOCK_API_KEY": "test", "HOME": codexHome,
+            ], body)
         } catch {
             await mock.stop()
             throw error
