@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "NucleicStore", dependencies: ["NucleicProtocol", "CSQLite"]),
         .target(name: "NucleicGit", dependencies: ["CGit2"]),
         .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicStore", "NucleicGit", "CShims"]),
-        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "CShims"]),
+        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "CShims"]),
         .executableTarget(
             name: "nucleic",
             dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync"]

@@ -13,7 +13,8 @@ public struct ClientMsg: Sendable, Hashable {
     }
 
     public enum Body: Sendable, Hashable {
-        case hello(protocolVersion: Int64, client: String)
+        /// `label`: the name a device pairing for the first time wants to be listed under.
+        case hello(protocolVersion: Int64, client: String, label: String? = nil)
         case listSessions(includeArchived: Bool)
         case subscribe(sessionID: SessionID, sinceSeq: Int64?, verbosity: Verbosity)
         case unsubscribe(sessionID: SessionID)
@@ -35,6 +36,11 @@ public struct ClientMsg: Sendable, Hashable {
         case overlap(project: String?)
         /// `listRules`, `addRule`, `removeRule`, `explainRule`.
         case rules(RuleRequest)
+        /// Asks the daemon for a pairing invite (docs/PROTOCOL.md, "Pairing"); local CLI only.
+        case createInvite(scope: Scope, label: String?, addresses: [String])
+        case listDevices(includeRevoked: Bool)
+        /// `device`: a device id or a unique prefix of one.
+        case revokeDevice(device: String)
     }
 
     /// `nucleic integrate`: bring a session's branch onto its base.
@@ -98,7 +104,7 @@ public struct ClientMsg: Sendable, Hashable {
         case .hello, .listSessions, .subscribe, .unsubscribe, .ping: .view
         case .approvalRespond, .sendInput: .approve
         case .interrupt, .addProject, .listProjects, .startSession, .listApprovals, .getDiff, .discard, .exportFixture, .shutdown,
-            .integrate, .overlap, .rules:
+            .integrate, .overlap, .rules, .createInvite, .listDevices, .revokeDevice:
             .control
         }
     }
@@ -124,6 +130,9 @@ public struct ClientMsg: Sendable, Hashable {
         case .integrate: "integrate"
         case .overlap: "overlap"
         case .rules(let request): request.type
+        case .createInvite: "createInvite"
+        case .listDevices: "listDevices"
+        case .revokeDevice: "revokeDevice"
         }
     }
 }
@@ -140,9 +149,10 @@ extension ClientMsg: JSONRepresentable {
         var o: JSONObject = ["type": .string(type)]
         o.append("requestID", ifPresent: requestID.map(JSONValue.int))
         switch body {
-        case .hello(let version, let client):
+        case .hello(let version, let client, let label):
             o.append("protocolVersion", .int(version))
             o.append("client", .string(client))
+            o.append("label", ifPresent: label.map(JSONValue.string))
         case .listSessions(let includeArchived):
             o.append("includeArchived", .bool(includeArchived))
         case .subscribe(let id, let since, let verbosity):
@@ -191,6 +201,14 @@ extension ClientMsg: JSONRepresentable {
             o.append("project", ifPresent: project.map(JSONValue.string))
         case .rules(let request):
             request.encode(into: &o)
+        case .createInvite(let scope, let label, let addresses):
+            o.append("scope", .string(scope.rawValue))
+            o.append("label", ifPresent: label.map(JSONValue.string))
+            o.append("addresses", .array(addresses.map(JSONValue.string)))
+        case .listDevices(let includeRevoked):
+            o.append("includeRevoked", .bool(includeRevoked))
+        case .revokeDevice(let device):
+            o.append("device", .string(device))
         }
         return .object(o)
     }
@@ -201,7 +219,9 @@ extension ClientMsg: JSONRepresentable {
         func session() throws(ShapeError) -> SessionID { SessionID(try f.string("sessionID")) }
         let body: Body
         switch try f.string("type") {
-        case "hello": body = .hello(protocolVersion: try f.int("protocolVersion"), client: try f.optionalString("client") ?? "unknown")
+        case "hello":
+            body = .hello(protocolVersion: try f.int("protocolVersion"), client: try f.optionalString("client") ?? "unknown",
+                          label: try f.optionalString("label"))
         case "listSessions": body = .listSessions(includeArchived: try f.bool("includeArchived", default: false))
         case "subscribe":
             let verbosity = try f.optionalString("verbosity").map { raw throws(ShapeError) -> Verbosity in
@@ -235,6 +255,14 @@ extension ClientMsg: JSONRepresentable {
                 interrupt: try f.bool("interrupt", default: false), resolveWithAgent: try f.bool("resolveWithAgent", default: false)))
         case "overlap": body = .overlap(project: try f.optionalString("project"))
         case let type where RuleRequest.types.contains(type): body = .rules(try RuleRequest(type: type, f))
+        case "createInvite":
+            body = .createInvite(scope: try f.enumValue("scope"), label: try f.optionalString("label"),
+                                 addresses: try (f["addresses"]?.arrayValue ?? []).map { v throws(ShapeError) -> String in
+                                     guard let text = v.stringValue else { throw ShapeError("createInvite: addresses are strings") }
+                                     return text
+                                 })
+        case "listDevices": body = .listDevices(includeRevoked: try f.bool("includeRevoked", default: false))
+        case "revokeDevice": body = .revokeDevice(device: try f.string("device"))
         case let other: throw ShapeError("client message: unknown type \"\(other)\"")
         }
         self.init(body, requestID: requestID)

@@ -10,7 +10,8 @@ public struct HostMsg: Sendable, Hashable {
     }
 
     public enum Body: Sendable, Hashable {
-        case welcome(protocolVersion: Int64, scope: Scope, hostName: String, hostVersion: String)
+        /// `deviceID`: the paired device this connection is (absent on the local socket).
+        case welcome(protocolVersion: Int64, scope: Scope, hostName: String, hostVersion: String, deviceID: DeviceID? = nil)
         case sessionList([SessionSummary])
         /// A cold subscribe: the summary, the last events, what is pending, and the cursor to
         /// continue from.
@@ -40,12 +41,18 @@ public struct HostMsg: Sendable, Hashable {
         case ruleList([RuleInfo])
         /// Reply to `explainRule`.
         case ruleVerdict(RuleVerdict)
+        /// A pairing invite (reply to `createInvite`).
+        case invite(Invite)
+        /// Paired devices (reply to `listDevices`, and to `revokeDevice` with the one revoked).
+        case deviceList([DeviceInfo])
     }
 
     /// Error codes a client can act on (docs/PROTOCOL.md lists what each means).
     public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
         case badMessage, unknownType, protocolVersion, unauthorized, forbidden
         case notFound, ambiguous, alreadyResolved, unsupported, invalidDecision, notReady, conflict, internalError
+        /// The client did not read fast enough; it is disconnected and resumes with `sinceSeq`.
+        case backpressure
     }
 
     public var type: String {
@@ -70,6 +77,8 @@ public struct HostMsg: Sendable, Hashable {
         case .overlap: "overlap"
         case .ruleList: "ruleList"
         case .ruleVerdict: "ruleVerdict"
+        case .invite: "invite"
+        case .deviceList: "deviceList"
         }
     }
 }
@@ -132,11 +141,16 @@ extension HostMsg: JSONRepresentable {
         var o: JSONObject = ["type": .string(type)]
         o.append("requestID", ifPresent: requestID.map(JSONValue.int))
         switch body {
-        case .welcome(let version, let scope, let hostName, let hostVersion):
+        case .welcome(let version, let scope, let hostName, let hostVersion, let deviceID):
             o.append("protocolVersion", .int(version))
             o.append("scope", .string(scope.rawValue))
             o.append("hostName", .string(hostName))
             o.append("hostVersion", .string(hostVersion))
+            o.append("deviceID", ifPresent: deviceID.map { .string($0.rawValue) })
+        case .invite(let invite):
+            for entry in invite.json.objectValue ?? JSONObject() { o.append(entry.key, entry.value) }
+        case .deviceList(let devices):
+            o.append("devices", .array(devices.map(\.json)))
         case .sessionList(let sessions):
             o.append("sessions", .array(sessions.map(\.json)))
         case .snapshot(let summary, let events, let pending, let cursor):
@@ -209,7 +223,10 @@ extension HostMsg: JSONRepresentable {
         switch try f.string("type") {
         case "welcome":
             body = .welcome(protocolVersion: try f.int("protocolVersion"), scope: try f.enumValue("scope"),
-                            hostName: try f.string("hostName"), hostVersion: try f.string("hostVersion"))
+                            hostName: try f.string("hostName"), hostVersion: try f.string("hostVersion"),
+                            deviceID: try f.optionalString("deviceID").map { DeviceID($0) })
+        case "invite": body = .invite(try Invite(json: json))
+        case "deviceList": body = .deviceList(try list("devices", DeviceInfo.self))
         case "sessionList": body = .sessionList(try list("sessions", SessionSummary.self))
         case "snapshot":
             body = .snapshot(summary: try f.decode("summary"), events: try list("events", SequencedEvent.self),

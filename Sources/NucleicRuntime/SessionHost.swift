@@ -56,7 +56,8 @@ public actor SessionHost {
     }
 
     public let configuration: Configuration
-    let store: Store
+    /// The host's store (the daemon's pairing keeps its devices there).
+    public nonisolated let store: Store
     /// The rules in force; every live session consults it on each request.
     let ruleBook = RuleBook()
     var live: [SessionID: Live] = [:]

@@ -38,6 +38,12 @@ extension Store {
         return false
     }
 
+    /// Renames a device (a device pairing without a label gets the one its `hello` names).
+    public func relabel(device id: DeviceID, label: String) throws(StoreError) {
+        try db.execute("UPDATE devices SET label = ?2 WHERE id = ?1", id, label)
+        if db.changes == 0 { throw missing("device", id.rawValue) }
+    }
+
     static let deviceColumns = "id, label, scope, public_key, created_at, revoked_at"
 
     static func deviceRecord(_ r: Row) throws(StoreError) -> DeviceRecord {

@@ -54,16 +54,23 @@ final class ConnectionCore: Sendable {
     let wake: WakePipe
     let label: String
     let options: ConnectionOptions
+    /// Raw mode (the TCP transport): each read's bytes are delivered as they come, unframed; the
+    /// layer above (the secure channel) does its own framing.
+    let raw: Bool
     private let state = Mutex(State())
 
-    init(fd: Int32, wake: WakePipe, label: String, options: ConnectionOptions) {
+    init(fd: Int32, wake: WakePipe, label: String, options: ConnectionOptions, raw: Bool = false) {
         self.fd = fd
         self.wake = wake
         self.label = label
         self.options = options
+        self.raw = raw
     }
 
     var endReason: SocketError? { state.withLock { $0.end } }
+
+    /// Bytes queued and not yet written.
+    var outgoingByteCount: Int { state.withLock { $0.outgoingBytes } }
 
     // MARK: tasks' side
 
@@ -249,6 +256,11 @@ final class ConnectionCore: Sendable {
     private func readAvailable(_ decoder: inout FrameDecoder, _ buffer: inout [UInt8]) -> SocketError? {
         for _ in 0..<Self.readsPerRound {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count > 0, raw {
+                deliver(Array(buffer[0..<count]))
+                if !hasRoomForIncoming() { return nil }
+                continue
+            }
             if count > 0 {
                 buffer.withUnsafeBytes { decoder.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
                 do {

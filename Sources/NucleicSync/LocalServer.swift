@@ -4,25 +4,39 @@ import Glibc
 public import NucleicProtocol
 public import NucleicRuntime
 
-/// The daemon's side of the local socket: every connection from the owner's uid gets the
-/// `control` scope and speaks the message set of docs/PROTOCOL.md to the `SessionHost`.
+/// Serves the message set of docs/PROTOCOL.md to the `SessionHost`, whatever the transport: the
+/// local socket (every connection from the owner's uid gets the `control` scope) and, through
+/// `RemoteServer`, paired devices over Noise (each with its device's scope).
+///
+/// ### Invariants
+/// - Every message is checked against the client's scope before anything happens; a message
+///   above it gets `error {code: forbidden}` and changes nothing.
+/// - Replies carry the request's `requestID`; pushed messages carry none.
 public final class LocalServer: Sendable {
     public static let protocolVersion: Int64 = 1
     public let host: SessionHost
     public let listener: UnixListener
+    /// Devices and invites; nil when the daemon has no pairing (tests of the local socket).
+    public let pairing: Pairing?
     let hostName: String
     let hostVersion: String
     /// Called when a client asks the daemon to shut down.
     let onShutdown: @Sendable (Bool) async -> Void
 
-    public init(host: SessionHost, listener: UnixListener, hostVersion: String, onShutdown: @escaping @Sendable (Bool) async -> Void) {
+    public init(host: SessionHost, listener: UnixListener, hostVersion: String, pairing: Pairing? = nil,
+                onShutdown: @escaping @Sendable (Bool) async -> Void) {
         self.host = host
         self.listener = listener
         self.hostVersion = hostVersion
+        self.pairing = pairing
         self.onShutdown = onShutdown
+        hostName = Self.machineName()
+    }
+
+    public static func machineName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         gethostname(&buffer, buffer.count - 1)
-        hostName = String(cString: buffer)
+        return String(cString: buffer)
     }
 
     /// Serves connections until the listener closes.
@@ -33,34 +47,49 @@ public final class LocalServer: Sendable {
     }
 
     func serve(_ connection: Connection) async {
+        let sink = LocalSink(connection: connection)
         guard connection.peer.uid == getuid() else {
-            send(HostMsg(.error(code: .unauthorized, message: "only the user who runs the daemon may use its socket", sessionID: nil)), on: connection)
+            sink.send(HostMsg(.error(code: .unauthorized, message: "only the user who runs the daemon may use its socket", sessionID: nil)))
             connection.close()
             return
         }
-        let client = ClientState(connection: connection)
+        let identity = ClientIdentity(scope: .control, decidedBy: "user:\(Self.login())", label: nil, deviceID: nil)
+        await serve(ClientState(sink: sink, identity: identity), messages: connection.frames)
+    }
+
+    /// Serves one client until `messages` ends: answers each message, and forwards what the host
+    /// publishes to the sessions the client subscribed to.
+    func serve(_ client: ClientState, messages: AsyncStream<[UInt8]>) async {
         let notifications = await host.listen()
         let forwarder = Task {
             for await notification in notifications { await client.forward(notification, server: self) }
         }
-        defer { forwarder.cancel() }
-        for await frame in connection.frames {
+        defer {
+            forwarder.cancel()
+            Task { await client.stop() }
+        }
+        for await frame in messages {
             let message: ClientMsg
             do { message = try WireMessages.decodeClient(frame) } catch {
-                send(HostMsg(.error(code: .badMessage, message: error.message, sessionID: nil)), on: connection)
+                client.sink.send(HostMsg(.error(code: Self.decodeErrorCode(error), message: error.message, sessionID: nil)))
                 continue
             }
             await handle(message, client: client)
         }
     }
 
-    func send(_ message: HostMsg, on connection: Connection) {
-        do { try connection.enqueue(WireMessages.encode(message)) } catch {
-            connection.close()
-        }
+    static func decodeErrorCode(_ error: ShapeError) -> HostMsg.ErrorCode {
+        error.message.contains("unknown type") ? .unknownType : .badMessage
     }
 
     func handle(_ message: ClientMsg, client: ClientState) async {
+        guard message.requiredScope <= client.identity.scope else {
+            client.sink.send(HostMsg(.error(
+                code: .forbidden,
+                message: "\(message.type) needs the \(message.requiredScope.rawValue) scope; this connection has \(client.identity.scope.rawValue)",
+                sessionID: nil), requestID: message.requestID))
+            return
+        }
         if case .subscribe(let id, let since, let verbosity) = message.body {
             // The client state sends the reply itself, then what arrived while it was built.
             await client.subscribe(id, since: since, verbosity: verbosity, requestID: message.requestID, server: self)
@@ -72,16 +101,16 @@ public final class LocalServer: Sendable {
         } catch {
             reply = .error(code: error.code, message: error.message, sessionID: nil)
         }
-        await client.send(HostMsg(reply, requestID: message.requestID), server: self)
+        client.sink.send(HostMsg(reply, requestID: message.requestID))
     }
 
     func answer(_ message: ClientMsg, client: ClientState) async throws(SessionError) -> HostMsg.Body {
         switch message.body {
-        case .hello(let version, _):
+        case .hello(let version, _, _):
             guard version == Self.protocolVersion else {
                 throw SessionError(.protocolVersion, "this host speaks protocol \(Self.protocolVersion), not \(version)")
             }
-            return .welcome(protocolVersion: Self.protocolVersion, scope: .control, hostName: hostName, hostVersion: hostVersion)
+            return welcome(client.identity)
         case .listSessions(let includeArchived):
             return .sessionList(try await host.sessions(includeArchived: includeArchived))
         case .subscribe:
@@ -90,10 +119,10 @@ public final class LocalServer: Sendable {
             await client.unsubscribe(id)
             return .ok
         case .approvalRespond(let id, let decision, let denyAlways):
-            try await host.respond(id, decision, decidedBy: "user:\(Self.login())", label: nil, denyAlways: denyAlways)
+            try await host.respond(id, decision, decidedBy: client.identity.decidedBy, label: client.identity.label, denyAlways: denyAlways)
             return .ok
         case .rules(let request):
-            return try await host.rules(request, by: "user:\(Self.login())")
+            return try await host.rules(request, by: client.identity.decidedBy)
         case .sendInput(let id, let text):
             try await host.sendInput(id, text)
             return .ok
@@ -129,6 +158,12 @@ public final class LocalServer: Sendable {
             }
         case .overlap(let project):
             return .overlap(try await host.overlap(project: project))
+        case .createInvite(let scope, let label, let addresses):
+            return .invite(try await requirePairing().createInvite(scope: scope, label: label, addresses: addresses))
+        case .listDevices(let includeRevoked):
+            return .deviceList(try await requirePairing().devices(includeRevoked: includeRevoked))
+        case .revokeDevice(let reference):
+            return .deviceList([try await requirePairing().revoke(reference)])
         case .shutdown(let killSessions):
             let onShutdown = self.onShutdown
             Task { await onShutdown(killSessions) }
@@ -136,9 +171,52 @@ public final class LocalServer: Sendable {
         }
     }
 
+    func welcome(_ identity: ClientIdentity) -> HostMsg.Body {
+        .welcome(protocolVersion: Self.protocolVersion, scope: identity.scope, hostName: hostName, hostVersion: hostVersion,
+                 deviceID: identity.deviceID)
+    }
+
+    func requirePairing() throws(SessionError) -> Pairing {
+        guard let pairing else { throw SessionError(.unsupported, "this daemon keeps no paired devices") }
+        return pairing
+    }
+
     static func login() -> String {
         if let name = getenv("USER") { return String(cString: name) }
         return "uid\(getuid())"
+    }
+}
+
+/// Who a served client is: its scope, and how its answers to approvals are recorded
+/// (`decidedBy` `user:<login>` locally, `device:<id>` with the device's label remotely).
+public struct ClientIdentity: Sendable, Hashable {
+    public var scope: Scope
+    public var decidedBy: String
+    public var label: String?
+    public var deviceID: DeviceID?
+
+    public init(scope: Scope, decidedBy: String, label: String?, deviceID: DeviceID?) {
+        self.scope = scope
+        self.decidedBy = decidedBy
+        self.label = label
+        self.deviceID = deviceID
+    }
+}
+
+/// Where the messages for one served client go: queued without blocking the server; a sink whose
+/// transport fails or overflows closes its connection itself.
+protocol ClientSink: Sendable {
+    func send(_ message: HostMsg)
+}
+
+/// The local socket's sink: one frame per message.
+struct LocalSink: ClientSink {
+    let connection: Connection
+
+    func send(_ message: HostMsg) {
+        do { try connection.enqueue(WireMessages.encode(message)) } catch {
+            connection.close()
+        }
     }
 }
 
@@ -152,14 +230,21 @@ actor ClientState {
         var held: [SequencedEvent]?
     }
 
-    let connection: Connection
+    nonisolated let sink: any ClientSink
+    nonisolated let identity: ClientIdentity
     var subscriptions: [SessionID: Subscription] = [:]
 
-    init(connection: Connection) { self.connection = connection }
+    init(sink: any ClientSink, identity: ClientIdentity) {
+        self.sink = sink
+        self.identity = identity
+    }
 
     func send(_ message: HostMsg, server: LocalServer) {
-        server.send(message, on: connection)
+        sink.send(message)
     }
+
+    /// Ends the client's subscriptions (its transport has ended).
+    func stop() { subscriptions = [:] }
 
     /// Subscribes and sends the reply: a snapshot (cold) or every event after `since` (warm),
     /// then the live events that arrived meanwhile, so there is no gap and no duplicate.

@@ -12,7 +12,7 @@ import NucleicSync
 /// half-written.
 enum ServeCommand {
     static let usage = """
-        usage: nucleic serve [--max-running N] [--replay-speed recorded|max]
+        usage: nucleic serve [--max-running N] [--replay-speed recorded|max] [--approval-timeout SECS] [--listen ADDR:PORT]
 
         Runs the Nucleic daemon in the foreground: it owns the sessions, their agents and the
         store under $NUCLEIC_HOME (default ~/.local/share/nucleic), and listens on
@@ -25,10 +25,13 @@ enum ServeCommand {
           --replay-speed SPEED     how the replay backend plays fixtures (default recorded)
           --approval-timeout SECS  deny an approval no one answered in SECS seconds, telling the
                                    agent why (default: wait forever; NUCLEIC_APPROVAL_TIMEOUT too)
+          --listen ADDR:PORT       also accept paired devices over TCP (Noise-encrypted) on this
+                                   numeric address; off unless asked. The daemon started on
+                                   demand takes it from NUCLEIC_LISTEN.
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed", "approval-timeout"], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed", "approval-timeout", "listen"], usage: usage)
         guard parsed.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(parsed.positionals[0])'", usage: usage) }
         var maxRunning = 8
         if let text = parsed["max-running"] {
@@ -42,6 +45,8 @@ enum ServeCommand {
         }
         let speed = parsed["replay-speed"] ?? "recorded"
         guard ["recorded", "max"].contains(speed) else { throw UsageError(message: "--replay-speed is recorded or max", usage: usage) }
+
+        let listen = try parsed["listen"].map(parseListen) ?? ProcessEnvironment.value("NUCLEIC_LISTEN").flatMap { $0.isEmpty ? nil : try parseListen($0) }
 
         _ = nucleicIgnoreSIGPIPE
         // Before any agent starts: orphans of agents become ours, and the reaper collects them.
@@ -59,16 +64,29 @@ enum ServeCommand {
             let host = try await SessionHost.open(configuration)
             let socketPath = try SocketPath.resolve(home: home.path)
             let listener = try UnixListener(path: socketPath)
-            let shutdown = Shutdown(host: host, listener: listener)
-            let server = LocalServer(host: host, listener: listener, hostVersion: VersionCommand.version) { kill in
-                await shutdown.begin(reason: "stop-daemon\(kill ? " --kill-sessions" : "")")
+            let hostKey = try HostKey.loadOrCreate(path: home.path + "/host.key")
+            let pairing = Pairing(hostKey: hostKey, store: host.store, hostName: LocalServer.machineName())
+            let shutdownBox = ShutdownBox()
+            let server = LocalServer(host: host, listener: listener, hostVersion: VersionCommand.version, pairing: pairing) { kill in
+                await shutdownBox.value?.begin(reason: "stop-daemon\(kill ? " --kill-sessions" : "")")
             }
+            var remote: RemoteServer?
+            if let listen {
+                let options = RemoteServer.Options()
+                let tcp = try TCPListener(host: listen.host, port: listen.port, options: RemoteServer.connectionOptions(options))
+                remote = await RemoteServer(server: server, pairing: pairing, listener: tcp, options: options)
+                HostLog.info("listening for paired devices on \(tcp.address)")
+            }
+            let shutdown = Shutdown(host: host, listener: listener, remote: remote)
+            shutdownBox.value = shutdown
+            let remoteTask = Task { [remote] in await remote?.run() }
             let signals = SignalWatcher([SIGTERM, SIGINT]) { signal in
                 Task { await shutdown.begin(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT") }
             }
             HostLog.info("daemon \(getpid()) serving \(home.path) on \(socketPath)")
             await server.run()
             await shutdown.finished()
+            await remoteTask.value
             signals.cancel()
             // The agents' groups are dead: collect what of them was orphaned to us.
             Reaper.reapOrphans()
@@ -84,19 +102,22 @@ enum ServeCommand {
 actor Shutdown {
     let host: SessionHost
     let listener: UnixListener
+    let remote: RemoteServer?
     var started = false
     var done = false
     var waiters: [CheckedContinuation<Void, Never>] = []
 
-    init(host: SessionHost, listener: UnixListener) {
+    init(host: SessionHost, listener: UnixListener, remote: RemoteServer?) {
         self.host = host
         self.listener = listener
+        self.remote = remote
     }
 
     func begin(reason: String) async {
         guard !started else { return }
         started = true
         HostLog.info("shutting down (\(reason))")
+        remote?.close()
         await host.shutdown()
         listener.close()
         done = true
@@ -108,6 +129,25 @@ actor Shutdown {
         if done { return }
         await withCheckedContinuation { waiters.append($0) }
     }
+}
+
+/// The shutdown, set once after the server that may trigger it exists.
+final class ShutdownBox: @unchecked Sendable {  // set once before any client is served, read after
+    var value: Shutdown?
+}
+
+/// `ADDR:PORT` for `--listen` / NUCLEIC_LISTEN: a numeric IPv4 address or a bracketed IPv6 one.
+func parseListen(_ text: String) throws -> (host: String, port: Int) {
+    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+        throw UsageError(message: "--listen takes ADDR:PORT (e.g. 127.0.0.1:7420), not '\(text)'", usage: ServeCommand.usage)
+    }
+    var host = String(text[..<colon])
+    if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+    return (host, port)
+}
+
+enum ProcessEnvironment {
+    static func value(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
 
 /// Runs `body` for signals, on a Dispatch queue (the signals are blocked for normal delivery).

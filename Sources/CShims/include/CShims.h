@@ -51,5 +51,6 @@ int nucleic_wtermsig(int status);
 
 // Unix-domain socket helpers (NucleicSync).
 #include "CShimsSocket.h"
+#include "CShimsTCP.h"
 
 #endif
