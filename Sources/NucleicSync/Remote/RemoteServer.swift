@@ -186,24 +186,24 @@ public final class RemoteServer: Sendable {
         let sink = established.sink
         if let refusal = established.refusal {
             HostLog.warning("refused \(tcp): \(refusal.message)")
-            sink.sendAndClose(HostMsg(.error(code: refusal.code, message: refusal.message, sessionID: nil)), reason: refusal.message)
+            await sink.sendAndClose(HostMsg(.error(code: refusal.code, message: refusal.message, sessionID: nil)), reason: refusal.message)
             return
         }
         guard let device = established.device else { return }
         guard let frame = await established.receiver.next() else { return }
         let hello: ClientMsg
         do { hello = try WireMessages.decodeClient(frame) } catch {
-            sink.sendAndClose(HostMsg(.error(code: .badMessage, message: "the first message must be hello: \(error.message)", sessionID: nil)),
+            await sink.sendAndClose(HostMsg(.error(code: .badMessage, message: "the first message must be hello: \(error.message)", sessionID: nil)),
                               reason: "the first message was not hello")
             return
         }
         guard case .hello(let version, let client, let label) = hello.body else {
-            sink.sendAndClose(HostMsg(.error(code: .badMessage, message: "the first message must be hello, not \(hello.type)", sessionID: nil),
+            await sink.sendAndClose(HostMsg(.error(code: .badMessage, message: "the first message must be hello, not \(hello.type)", sessionID: nil),
                                       requestID: hello.requestID), reason: "the first message was \(hello.type)")
             return
         }
         guard version == LocalServer.protocolVersion else {
-            sink.sendAndClose(HostMsg(.error(code: .protocolVersion, message: "this host speaks protocol \(LocalServer.protocolVersion), not \(version)",
+            await sink.sendAndClose(HostMsg(.error(code: .protocolVersion, message: "this host speaks protocol \(LocalServer.protocolVersion), not \(version)",
                                              sessionID: nil), requestID: hello.requestID), reason: "protocol version \(version)")
             return
         }
@@ -213,7 +213,7 @@ public final class RemoteServer: Sendable {
             deviceLabel = label
         }
         guard await pairing.register(tcp, device: device.id) else {
-            sink.sendAndClose(HostMsg(.error(code: .unauthorized, message: "this device was revoked", sessionID: nil)), reason: "revoked")
+            await sink.sendAndClose(HostMsg(.error(code: .unauthorized, message: "this device was revoked", sessionID: nil)), reason: "revoked")
             return
         }
         defer { Task { await pairing.unregister(tcp, device: device.id) } }
@@ -279,26 +279,38 @@ final class RemoteSink: ClientSink {
         }
         if overflow {
             HostLog.warning("disconnecting \(tcp): backpressure (its queue passed \(maxQueuedBytes) bytes)")
-            closeAfterFlush("backpressure")
+            Task { await closeAfterFlush("backpressure") }
         }
     }
 
     /// Sends a last message, then closes once it is written (or after a second).
-    func sendAndClose(_ message: HostMsg, reason: String) {
+    func sendAndClose(_ message: HostMsg, reason: String) async {
         state.withLock { state in
             guard !state.closing else { return }
             state.closing = true
             if let frames = try? state.encoder.encode(WireMessages.encode(message)) { try? tcp.enqueue(frames) }
         }
-        closeAfterFlush(reason)
+        await closeAfterFlush(reason)
     }
 
-    private func closeAfterFlush(_ reason: String) {
+    /// Closes once the queue is written, after reading what the peer still sends until it closes
+    /// (at most a second): closing a socket with unread input makes the kernel reset the
+    /// connection, which could destroy the last message before the peer reads it.
+    private func closeAfterFlush(_ reason: String) async {
         let tcp = self.tcp
-        Task {
-            for _ in 0..<100 where tcp.isOpen && tcp.queuedByteCount > 0 {
-                try? await Task.sleep(for: .milliseconds(10))
+        do {
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(1)
+            while tcp.isOpen, tcp.queuedByteCount > 0, clock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(5))
             }
+            let drain = Task { while await tcp.read() != nil {} }
+            let timer = Task {
+                try? await Task.sleep(until: deadline + .milliseconds(500), clock: clock)
+                tcp.close(reason)
+            }
+            await drain.value
+            timer.cancel()
             tcp.close(reason)
         }
     }
