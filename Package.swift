@@ -12,10 +12,11 @@ let package = Package(
         .library(name: "NucleicAdapters", targets: ["NucleicAdapters"]),
     ],
     targets: [
-        // C libraries from Debian packages (libgit2-dev, libsqlite3-dev, libsodium-dev).
+        // C libraries from Debian packages (libgit2-dev, libsqlite3-dev, libsodium-dev, libqrencode-dev).
         .systemLibrary(name: "CGit2", pkgConfig: "libgit2", providers: [.apt(["libgit2-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // What Glibc does not import: posix_spawn extras, pidfd, pipe2, prctl (needs _GNU_SOURCE).
         .target(name: "CShims", cSettings: [.define("_GNU_SOURCE")]),
 
@@ -25,7 +26,7 @@ let package = Package(
         .target(name: "NucleicStore", dependencies: ["NucleicProtocol", "CSQLite"]),
         .target(name: "NucleicGit", dependencies: ["CGit2"]),
         .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicStore", "NucleicGit", "CShims"]),
-        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "CShims"]),
+        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "CShims", "CQRencode"]),
         .executableTarget(
             name: "nucleic",
             dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync"]

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building Nucleic needs on Debian: the C libraries it links (libgit2, SQLite,
-# libsodium) and python3-venv for the test peers. Idempotent: installs only what is missing.
+# libsodium, libqrencode) and python3-venv for the test peers. Idempotent: installs only what is missing.
 # Swift 6 itself is expected at /opt/swift or on PATH (see README.md).
 set -euo pipefail
-packages=(libgit2-dev libsqlite3-dev libsodium-dev pkg-config python3-venv git)
+packages=(libgit2-dev libsqlite3-dev libsodium-dev libqrencode-dev pkg-config python3-venv git)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -38,7 +38,12 @@ enum CLI {
           integrate SESSION --merge|--rebase|--squash  bring the session's work onto its base
           overlap [PROJECT]                        files two live sessions both touched
           export-fixture SESSION                   the session's raw journal, replayable
-          serve / stop-daemon [--kill-sessions]    run / stop the daemon
+          serve / stop-daemon [--kill-sessions]    run / stop the daemon (serve --listen ADDR:PORT for devices)
+
+        Devices (a phone over the LAN, end-to-end encrypted):
+          pair [--scope S] [--label L]             a one-time QR code / nucleic:// link to pair a device
+          devices [--all]                          paired devices
+          revoke DEVICE                            unpair a device; its connections close at once
 
         Tools:
           demo [--fixture FILE] [--fast]           replay a recorded agent session, readably
@@ -62,6 +67,7 @@ enum CLI {
             case "demo": return try DemoCommand.run(rest)
             case "serve": return try ServeCommand.run(rest)
             case _ where SessionCommands.usages[command] != nil: return try SessionCommands.run(command, rest)
+            case _ where DeviceCommands.usages[command] != nil: return try DeviceCommands.run(command, rest)
             case "events": return try EventsCommand.run(rest)
             case "replay-agent": return try ReplayAgentCommand.run(rest)
             case "version", "--version": return VersionCommand.run()
@@ -88,6 +94,7 @@ enum CLI {
         case "demo": DemoCommand.usage
         case "serve": ServeCommand.usage
         case _ where SessionCommands.usages[command] != nil: SessionCommands.usages[command]
+        case _ where DeviceCommands.usages[command] != nil: DeviceCommands.usages[command]
         case "events": EventsCommand.usage
         case "replay-agent": ReplayAgentCommand.usage
         case "version": "usage: nucleic version"
