@@ -226,6 +226,8 @@ actor ClientState {
     struct Subscription {
         var verbosity: ClientMsg.Verbosity
         var delivered: Int64
+        /// `coalesced` only: the delta held back until a boundary or the next 150 ms flush.
+        var coalescer = Coalescer()
         /// Live events that arrived while the backlog was being read.
         var held: [SequencedEvent]?
     }
@@ -233,6 +235,10 @@ actor ClientState {
     nonisolated let sink: any ClientSink
     nonisolated let identity: ClientIdentity
     var subscriptions: [SessionID: Subscription] = [:]
+    /// The 150 ms flush of coalesced subscriptions, running while one holds a delta.
+    var flusher: Task<Void, Never>?
+    /// How long a coalesced delta may be held.
+    static let coalesceInterval: Duration = .milliseconds(150)
 
     init(sink: any ClientSink, identity: ClientIdentity) {
         self.sink = sink
@@ -244,7 +250,38 @@ actor ClientState {
     }
 
     /// Ends the client's subscriptions (its transport has ended).
-    func stop() { subscriptions = [:] }
+    func stop() {
+        subscriptions = [:]
+        flusher?.cancel()
+        flusher = nil
+    }
+
+    /// Sends what coalesced subscriptions hold back.
+    func flushCoalesced() {
+        flusher = nil
+        for id in subscriptions.keys.sorted() {
+            let held = subscriptions[id]!.coalescer.flush()
+            if !held.isEmpty { sink.send(HostMsg(.events(sessionID: id, events: held))) }
+        }
+    }
+
+    private func scheduleFlush() {
+        guard flusher == nil else { return }
+        flusher = Task { [weak self] in
+            try? await Task.sleep(for: Self.coalesceInterval)
+            guard !Task.isCancelled else { return }
+            await self?.flushCoalesced()
+        }
+    }
+
+    /// The events of a live batch to send now, by the subscription's verbosity.
+    private func live(_ events: [SequencedEvent], _ id: SessionID) -> [SequencedEvent] {
+        guard let subscription = subscriptions[id] else { return [] }
+        guard subscription.verbosity == .coalesced else { return Self.filter(events, subscription.verbosity) }
+        let out = subscriptions[id]!.coalescer.add(events)
+        if subscriptions[id]!.coalescer.pending != nil { scheduleFlush() }
+        return out
+    }
 
     /// Subscribes and sends the reply: a snapshot (cold) or every event after `since` (warm),
     /// then the live events that arrived meanwhile, so there is no gap and no duplicate.
@@ -271,7 +308,7 @@ actor ClientState {
         let later = (subscriptions[id]?.held ?? []).filter { $0.seq > last }
         subscriptions[id]?.held = nil
         subscriptions[id]?.delivered = later.last?.seq ?? last
-        let filtered = Self.filter(later, verbosity)
+        let filtered = live(later, id)
         if !filtered.isEmpty { send(HostMsg(.events(sessionID: id, events: filtered)), server: server) }
     }
 
@@ -289,7 +326,7 @@ actor ClientState {
             let fresh = events.filter { $0.seq > subscription.delivered }
             guard let last = fresh.last else { return }
             subscriptions[id]?.delivered = last.seq
-            let filtered = Self.filter(fresh, subscription.verbosity)
+            let filtered = live(fresh, id)
             if !filtered.isEmpty { send(HostMsg(.events(sessionID: id, events: filtered)), server: server) }
         case .sessionUpdated(let summary):
             send(HostMsg(.sessionUpdated(summary)), server: server)
@@ -302,19 +339,14 @@ actor ClientState {
         }
     }
 
-    /// `full`: everything. `coalesced`: no partial deltas (the complete text follows them).
+    /// `full`: everything. `coalesced`: consecutive deltas merged (`Coalescer`).
     /// `statusOnly`: status changes, approvals and run ends.
     static func filter(_ events: [SequencedEvent], _ verbosity: ClientMsg.Verbosity) -> [SequencedEvent] {
         switch verbosity {
         case .full:
             return events
         case .coalesced:
-            return events.filter {
-                switch $0.event {
-                case .assistantText(_, true), .reasoning(_, true), .toolCallInputDelta, .toolCallOutputDelta: false
-                default: true
-                }
-            }
+            return Coalescer.coalesce(events)
         case .statusOnly:
             return events.filter {
                 switch $0.event {
