@@ -38,6 +38,10 @@ final class ConnectionCore: Sendable {
         var threadDone = false
         /// Set by the thread once it has closed its descriptors, just before it returns.
         var finished = false
+        /// Half-close asked (`shutdownWriting`): once the queue is empty the thread shuts the
+        /// socket's write side (the peer reads EOF after the last byte); `writeShut` once done.
+        var shutWrite = false
+        var writeShut = false
     }
 
     /// What a received frame costs against `maxBufferedIncomingBytes` beyond its payload, so a
@@ -68,6 +72,16 @@ final class ConnectionCore: Sendable {
     }
 
     var endReason: SocketError? { state.withLock { $0.end } }
+
+    /// Shuts the write side once everything queued is written: the peer reads EOF, and reading
+    /// goes on (so the peer's last bytes are consumed and closing does not reset the connection).
+    func shutdownWriting() {
+        state.withLock { state in
+            guard state.end == nil, !state.shutWrite else { return }
+            state.shutWrite = true
+            if !state.threadDone { wake.poke() }
+        }
+    }
 
     /// Bytes queued and not yet written.
     var outgoingByteCount: Int { state.withLock { $0.outgoingBytes } }
@@ -211,6 +225,10 @@ final class ConnectionCore: Sendable {
                 return (state.incomingCost < options.maxBufferedIncomingBytes, state.outgoingHead < state.outgoing.count)
             }
             guard let plan else { break }
+            if !plan.write, state.withLock({ $0.shutWrite && !$0.writeShut }) {
+                _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+                state.withLock { $0.writeShut = true }
+            }
             var events: Int16 = 0
             if plan.read { events |= Int16(POLLIN) }
             if plan.write { events |= Int16(POLLOUT) }

@@ -236,3 +236,40 @@ struct RemoteInteropTests {
         await rig.stop()
     }
 }
+
+/// A client that stops reading: bounded queue, `backpressure`, disconnect, resume with sinceSeq.
+@Suite(.serialized, .enabled(if: PeerPython.path != nil || PeerPython.isCI, "NUCLEIC_PEERS_PYTHON is not set: run eval \"$(scripts/peers.sh)\""))
+struct RemoteBackpressureTests {
+    @Test func aClientThatDoesNotReadGetsBackpressureAndResumesWithSinceSeq() async throws {
+        // Small kernel buffers both ways, so the host's own 64 KiB queue is what fills.
+        let rig = try await RemoteRig.make(options: RemoteServer.Options(maxQueuedBytes: 64 * 1024), sendBufferSize: 4096)
+        let (peer, _, key) = try await rig.pairedPeer(scope: .approve, label: "slow")
+        let session = try await rig.startSession("claude/partial.jsonl")
+        // Wait until the session has finished (its whole transcript exists).
+        var updates = await rig.host.listen().makeAsyncIterator()
+        while try await rig.host.summary(session.sessionID).status != .finished { _ = await updates.next() }
+        var arguments = rig.connectArguments(key)
+        arguments["rcvbuf"] = 4096
+        _ = try await peer.call(arguments)
+        let subscribe: [String: Any] = ["type": "subscribe", "sessionID": session.sessionID.rawValue, "sinceSeq": 0]
+        _ = try await peer.call(["op": "stall", "count": 400, "message": subscribe])
+        // The client reads nothing until the host has found its queue over the limit.
+        while rig.remote.backpressureDisconnects == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        let answer = try await peer.call(["op": "closed"])
+        #expect(answer["closed"] as? Bool == true)
+        let messages = answer["messages"] as? [[String: Any]] ?? []
+        #expect(messages.count < 400, "the host stopped before answering everything")
+        #expect(messages.last?["type"] as? String == "error")
+        #expect(messages.last?["code"] as? String == "backpressure")
+        // Everything before the error is whole and in order.
+        #expect(messages.dropLast().allSatisfy { $0["type"] as? String == "events" })
+        // The client resumes: a new connection and a warm subscribe get the events after its seq.
+        _ = try await peer.call(rig.connectArguments(key))
+        try await peer.send(["type": "subscribe", "sessionID": session.sessionID.rawValue, "sinceSeq": 2, "requestID": 1])
+        let resumed = try await peer.until("events", match: ["requestID": 1])
+        let seqs = (resumed["events"] as? [[String: Any]] ?? []).compactMap { $0["seq"] as? Int }
+        #expect(seqs.first == 3 && seqs == Array(3..<(3 + seqs.count)))
+        await peer.close()
+        await rig.stop()
+    }
+}

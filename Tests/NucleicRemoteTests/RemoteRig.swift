@@ -45,7 +45,7 @@ final class RemoteRig: @unchecked Sendable {  // fields are set once in make()
         self.remote = remote
     }
 
-    static func make(options: RemoteServer.Options = RemoteServer.Options(handshakeTimeout: .seconds(10))) async throws -> RemoteRig {
+    static func make(options: RemoteServer.Options = RemoteServer.Options(handshakeTimeout: .seconds(10)), sendBufferSize: Int? = nil) async throws -> RemoteRig {
         var template = Array("/tmp/nrem-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { throw PeerFailure("mkdtemp") }
         let root = String(cString: made)
@@ -62,7 +62,7 @@ final class RemoteRig: @unchecked Sendable {  // fields are set once in make()
         let pairing = Pairing(hostKey: hostKey, store: host.store, hostName: LocalServer.machineName())
         let unix = try UnixListener(path: root + "/s.sock")
         let server = LocalServer(host: host, listener: unix, hostVersion: "test", pairing: pairing) { _ in }
-        let tcp = try TCPListener(host: "127.0.0.1", port: 0, options: RemoteServer.connectionOptions(options))
+        let tcp = try TCPListener(host: "127.0.0.1", port: 0, options: RemoteServer.connectionOptions(options), sendBufferSize: sendBufferSize)
         let remote = await RemoteServer(server: server, pairing: pairing, listener: tcp, options: options)
         let rig = RemoteRig(root: root, repo: repo, host: host, pairing: pairing, server: server, remote: remote)
         rig.tasks = [Task { await server.run() }, Task { await remote.run() }]

@@ -9,7 +9,8 @@ one answer line; `{"error": "..."}` when it failed (the client keeps running).
       connects to the URI's first addr, runs Noise_XXpsk3 (PSK from the URI), checks that the
       host's static key equals hk, sends hello and answers {"welcome": {...}} (or {"message": m}
       when the host answered something else, or {"closed": true}).
-  {"op": "connect", "host": "...", "port": N, "hk": "<base64url>", "static": "<hex>", "hello": bool}
+  {"op": "connect", "host": "...", "port": N, "hk": "<base64url>", "static": "<hex>", "hello": bool,
+   "rcvbuf": N}
       Noise_IK with the pinned host key, then hello (unless "hello": false); answers as pair.
   {"op": "send", "message": {...}}            one CBOR message; answers {"sent": true}
   {"op": "next"}                               {"message": m} | {"closed": true} | {"timeout": true}
@@ -66,6 +67,8 @@ class Client:
             except ConnectionResetError:
                 chunk = b""
             if not chunk:
+                # The host closed (or half-closed): close our side too, as a well-behaved client does.
+                self.sock.close()
                 raise Closed()
             self.buffer += chunk
         data, self.buffer = self.buffer[:count], self.buffer[count:]
@@ -82,10 +85,15 @@ class Client:
 
     # --- handshakes --------------------------------------------------------------------------
 
-    def open(self, host, port):
+    def open(self, host, port, rcvbuf=None):
         if self.sock is not None:
             self.sock.close()
-        self.sock = socket.create_connection((host, port), timeout=TIMEOUT)
+        self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            # A small receive window, so a client that stops reading fills the host's queue soon.
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.settimeout(TIMEOUT)
+        self.sock.connect((host, port))
         self.sock.settimeout(TIMEOUT)
         self.buffer = b""
         self.partial = b""
@@ -116,8 +124,8 @@ class Client:
         self.noise = noise
         return hk
 
-    def connect(self, host, port, hk, static):
-        self.open(host, port)
+    def connect(self, host, port, hk, static, rcvbuf=None):
+        self.open(host, port, rcvbuf)
         noise = NoiseConnection.from_name(b"Noise_IK_25519_ChaChaPoly_SHA256")
         noise.set_prologue(PROLOGUE)
         noise.set_as_initiator()
@@ -178,7 +186,8 @@ def main():
                 client.pair(command["uri"], bytes.fromhex(command["static"]))
                 answer = client.hello(command.get("label"))
             elif op == "connect":
-                client.connect(command["host"], command["port"], b64url_decode(command["hk"]), bytes.fromhex(command["static"]))
+                client.connect(command["host"], command["port"], b64url_decode(command["hk"]), bytes.fromhex(command["static"]),
+                               command.get("rcvbuf"))
                 answer = client.hello() if command.get("hello", True) else {"connected": True}
             elif op == "send":
                 client.send(command["message"])
@@ -215,6 +224,8 @@ def main():
                         messages.append(client.receive())
                 except Closed:
                     answer = {"closed": True, "messages": messages}
+                except TimeoutError:
+                    answer = {"timeout": True, "messages": messages}
             else:
                 answer = {"error": "unknown op " + op}
         except Closed:

@@ -37,6 +37,10 @@ public final class RemoteServer: Sendable {
     public let listener: TCPListener
     public let options: Options
     private let active = Mutex(0)
+    private let overflows = Counter()
+
+    /// Connections closed so far because their client did not read fast enough.
+    public var backpressureDisconnects: Int { overflows.value }
     private let live = Mutex<[ObjectIdentifier: TCPConnection]>([:])
 
     public init(server: LocalServer, pairing: Pairing, listener: TCPListener, options: Options = Options()) async {
@@ -145,7 +149,7 @@ public final class RemoteServer: Sendable {
             Self.refuse(tcp, "pairing handshake failed (a wrong or stale invite secret, or a broken message): \(error)")
             return nil
         }
-        let established = Self.channel(channel, tcp: tcp, leftover: splitter.takeBuffered(), maxQueuedBytes: options.maxQueuedBytes)
+        let established = self.channel(channel, tcp: tcp, leftover: splitter.takeBuffered(), maxQueuedBytes: options.maxQueuedBytes)
         do {
             let record = try await pairing.consumeInvite(secret: secret, publicKey: established.key)
             return Established(sink: established.sink, receiver: established.receiver, device: record, paired: true, refusal: nil)
@@ -167,19 +171,20 @@ public final class RemoteServer: Sendable {
             Self.refuse(tcp, "connect handshake failed (another host key, or a broken message): \(error)")
             return nil
         }
-        let established = Self.channel(channel, tcp: tcp, leftover: splitter.takeBuffered(), maxQueuedBytes: options.maxQueuedBytes)
+        let established = self.channel(channel, tcp: tcp, leftover: splitter.takeBuffered(), maxQueuedBytes: options.maxQueuedBytes)
         let refusal = record == nil ? SessionError(.unauthorized, "this device is not paired with this host, or it was revoked; pair it again") : nil
         return Established(sink: established.sink, receiver: established.receiver, device: record, paired: false, refusal: refusal)
     }
 
-    private static func channel(_ channel: consuming SecureChannel, tcp: TCPConnection, leftover: [UInt8], maxQueuedBytes: Int)
+    private func channel(_ channel: consuming SecureChannel, tcp: TCPConnection, leftover: [UInt8], maxQueuedBytes: Int)
         -> (sink: RemoteSink, receiver: RemoteReceiver, key: [UInt8])
     {
         let key = channel.remoteStaticKey
         let codec = channel.frameCodec()
         var decoder = codec.decoder
         decoder.append(leftover)
-        return (RemoteSink(tcp: tcp, encoder: codec.encoder, maxQueuedBytes: maxQueuedBytes), RemoteReceiver(tcp: tcp, decoder: decoder), key)
+        let sink = RemoteSink(tcp: tcp, encoder: codec.encoder, maxQueuedBytes: maxQueuedBytes, overflows: overflows)
+        return (sink, RemoteReceiver(tcp: tcp, decoder: decoder), key)
     }
 
     private func proceed(_ established: Established, tcp: TCPConnection, welcomed: Flag) async {
@@ -250,11 +255,13 @@ final class RemoteSink: ClientSink {
 
     let tcp: TCPConnection
     let maxQueuedBytes: Int
+    let overflows: Counter
     private let state: Mutex<State>
 
-    init(tcp: TCPConnection, encoder: consuming SecureFrameEncoder, maxQueuedBytes: Int) {
+    init(tcp: TCPConnection, encoder: consuming SecureFrameEncoder, maxQueuedBytes: Int, overflows: Counter) {
         self.tcp = tcp
         self.maxQueuedBytes = maxQueuedBytes
+        self.overflows = overflows
         state = Mutex(State(encoder: encoder))
     }
 
@@ -263,14 +270,16 @@ final class RemoteSink: ClientSink {
         let overflow = state.withLock { state -> Bool in
             guard !state.closing else { return false }
             do {
-                let frames = try state.encoder.encode(bytes)
-                if tcp.queuedByteCount + frames.count > maxQueuedBytes {
+                // Checked before encrypting: a message encrypted and not sent would leave a gap in
+                // the nonces, and the peer could not decrypt anything after it.
+                let size = bytes.count + state.encoder.frameCount(forMessageSize: bytes.count) * (SecureFrames.lengthSize + 1 + Noise.tagSize)
+                if tcp.queuedByteCount + size > maxQueuedBytes {
                     state.closing = true
                     let error = HostMsg(.error(code: .backpressure, message: "this client read too slowly: \(tcp.queuedByteCount) bytes were waiting; reconnect and resubscribe with sinceSeq", sessionID: nil))
                     try tcp.enqueue(state.encoder.encode(WireMessages.encode(error)))
                     return true
                 }
-                try tcp.enqueue(frames)
+                try tcp.enqueue(state.encoder.encode(bytes))
             } catch {
                 state.closing = true
                 tcp.close("sending failed: \(error)")
@@ -279,7 +288,9 @@ final class RemoteSink: ClientSink {
         }
         if overflow {
             HostLog.warning("disconnecting \(tcp): backpressure (its queue passed \(maxQueuedBytes) bytes)")
-            Task { await closeAfterFlush("backpressure") }
+            overflows.increment()
+            // A client that resumes reading within the grace gets everything queued and the error.
+            Task { await closeAfterFlush("backpressure", grace: .seconds(5)) }
         }
     }
 
@@ -296,14 +307,15 @@ final class RemoteSink: ClientSink {
     /// Closes once the queue is written, after reading what the peer still sends until it closes
     /// (at most a second): closing a socket with unread input makes the kernel reset the
     /// connection, which could destroy the last message before the peer reads it.
-    private func closeAfterFlush(_ reason: String) async {
+    private func closeAfterFlush(_ reason: String, grace: Duration = .seconds(1)) async {
         let tcp = self.tcp
         do {
             let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(1)
+            let deadline = clock.now + grace
             while tcp.isOpen, tcp.queuedByteCount > 0, clock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(5))
             }
+            tcp.shutdownWriting()
             let drain = Task { while await tcp.read() != nil {} }
             let timer = Task {
                 try? await Task.sleep(until: deadline + .milliseconds(500), clock: clock)
@@ -344,6 +356,13 @@ final class RemoteReceiver: @unchecked Sendable {  // `next()` is only called by
             decoder.append(chunk)
         }
     }
+}
+
+/// A counter read and bumped from any thread.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func increment() { count.withLock { $0 += 1 } }
 }
 
 /// A flag set once, read from any thread.

@@ -61,6 +61,9 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         try result.get()
     }
 
+    /// Half-closes once everything queued is written: the peer reads EOF; reading goes on.
+    public func shutdownWriting() { core.shutdownWriting() }
+
     /// Bytes queued and not yet written.
     public var queuedByteCount: Int { core.outgoingByteCount }
 

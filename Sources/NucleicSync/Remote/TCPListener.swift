@@ -20,7 +20,10 @@ public final class TCPListener: Sendable, CustomStringConvertible {
     public let connections: AsyncStream<TCPConnection>
     private let core: TCPListenerCore
 
-    public init(host: String, port: Int, options: ConnectionOptions = ConnectionOptions()) throws(SocketError) {
+    /// `sendBufferSize`: the kernel send buffer of each accepted socket (SO_SNDBUF), nil for the
+    /// system's autotuning; small values make a non-reading client reach the host's own queue
+    /// limit sooner (tests of backpressure).
+    public init(host: String, port: Int, options: ConnectionOptions = ConnectionOptions(), sendBufferSize: Int? = nil) throws(SocketError) {
         var bound: Int32 = 0
         let fd = nucleic_tcp_listen(host, Int32(port), SOMAXCONN, &bound)
         if fd < 0 {
@@ -35,7 +38,7 @@ public final class TCPListener: Sendable, CustomStringConvertible {
             throw error
         }
         let (stream, continuation) = AsyncStream.makeStream(of: TCPConnection.self)
-        let core = TCPListenerCore(fd: fd, wake: wake, options: options, continuation: continuation)
+        let core = TCPListenerCore(fd: fd, wake: wake, options: options, sendBufferSize: sendBufferSize, continuation: continuation)
         let rc = startDetachedThread(name: "nucleic-tcp-accept") { core.run() }
         if rc != 0 {
             _ = Glibc.close(fd)
@@ -68,13 +71,15 @@ final class TCPListenerCore: Sendable {
     let fd: Int32
     let wake: WakePipe
     let options: ConnectionOptions
+    let sendBufferSize: Int?
     let continuation: AsyncStream<TCPConnection>.Continuation
     private let state = Mutex(State())
 
-    init(fd: Int32, wake: WakePipe, options: ConnectionOptions, continuation: AsyncStream<TCPConnection>.Continuation) {
+    init(fd: Int32, wake: WakePipe, options: ConnectionOptions, sendBufferSize: Int?, continuation: AsyncStream<TCPConnection>.Continuation) {
         self.fd = fd
         self.wake = wake
         self.options = options
+        self.sendBufferSize = sendBufferSize
         self.continuation = continuation
     }
 
@@ -109,6 +114,10 @@ final class TCPListenerCore: Sendable {
             let client = nucleic_tcp_accept(fd, &peer, Int32(peer.count))
             if client >= 0 {
                 let name = String(cString: peer)
+                if let sendBufferSize {
+                    var size = Int32(sendBufferSize)
+                    _ = setsockopt(client, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+                }
                 if let connection = try? TCPConnection(fd: client, peer: name, options: options) {
                     continuation.yield(connection)
                 }
