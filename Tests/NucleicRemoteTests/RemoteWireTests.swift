@@ -1,0 +1,186 @@
+import Foundation
+import NucleicProtocol
+import NucleicRuntime
+import NucleicWire
+import Testing
+@testable import NucleicSync
+
+/// The host's wire, byte level: every message type this layer added round-trips through cbor2;
+/// handshakes and frames written to the host byte by byte and in random chunks; random bytes at
+/// every stage never crash it.
+@Suite(.serialized) struct RemoteWireTests {
+    static let addedMessages: [ClientMsg] = [
+        ClientMsg(.hello(protocolVersion: 1, client: "phone", label: "Ana's iPhone ✓"), requestID: 1),
+        ClientMsg(.createInvite(scope: .view, label: "kitchen tablet", addresses: ["127.0.0.1:7420", "[::1]:7420"]), requestID: 2),
+        ClientMsg(.createInvite(scope: .control, label: nil, addresses: [])),
+        ClientMsg(.listDevices(includeRevoked: true), requestID: 3),
+        ClientMsg(.revokeDevice(device: "01a2")),
+    ]
+
+    static let addedHostMessages: [HostMsg] = [
+        HostMsg(.welcome(protocolVersion: 1, scope: .approve, hostName: "mac", hostVersion: "0.1", deviceID: DeviceID("01a22c53-03a9-7821-a960-bc307994ea64")), requestID: 1),
+        HostMsg(.welcome(protocolVersion: 1, scope: .control, hostName: "mac", hostVersion: "0.1")),
+        HostMsg(.invite(Invite(uri: "nucleic://pair?v=1&hk=AA&psk=BB&addr=127.0.0.1:1&name=x", hostKey: "AA", addresses: ["127.0.0.1:1"],
+                               scope: .approve, label: "p", expiresAt: Timestamp(millisecondsSince1970: 1_800_000_000_123))), requestID: 2),
+        HostMsg(.deviceList([
+            DeviceInfo(deviceID: DeviceID("01a22c53-03a9-7821-a960-bc307994ea64"), label: "Ana", scope: .view, publicKey: "k",
+                       createdAt: Timestamp(millisecondsSince1970: 1_800_000_000_000), revokedAt: Timestamp(millisecondsSince1970: 1_800_000_100_000), connections: 0),
+            DeviceInfo(deviceID: DeviceID("01a22c53-03a9-7821-a960-bc307994ea65"), label: "Bo", scope: .control, publicKey: "k2",
+                       createdAt: Timestamp(millisecondsSince1970: 1_800_000_000_000), revokedAt: nil, connections: 2),
+        ])),
+        HostMsg(.deviceList([])),
+        HostMsg(.error(code: .backpressure, message: "read faster", sessionID: nil)),
+    ]
+
+    @Test(.enabled(if: PeerPython.path != nil || PeerPython.isCI)) func everyAddedMessageRoundTripsThroughCBOR2() async throws {
+        let peer = try CBORPeer()
+        defer { peer.close() }
+        for message in Self.addedMessages {
+            let bytes = WireMessages.encode(message)
+            let canonical = try peer.canonical(bytes)
+            #expect(try WireMessages.decodeClient(canonical) == message, "\(message.type) via cbor2")
+            #expect(try WireMessages.decodeClient(bytes) == message)
+        }
+        for message in Self.addedHostMessages {
+            let bytes = WireMessages.encode(message)
+            let canonical = try peer.canonical(bytes)
+            #expect(try WireMessages.decodeHost(canonical) == message, "\(message.type) via cbor2")
+        }
+    }
+
+    @Test func truncatedAndTrailingBytesAreRefused() throws {
+        for message in Self.addedMessages {
+            let bytes = WireMessages.encode(message)
+            for cut in 0..<bytes.count { #expect(throws: ShapeError.self) { try WireMessages.decodeClient(Array(bytes[..<cut])) } }
+            #expect(throws: ShapeError.self) { try WireMessages.decodeClient(bytes + [0]) }
+        }
+    }
+
+    @Test func randomBytesNeverCrashTheMessageDecoders() {
+        var generator = SeededRandom(seed: 42)
+        for _ in 0..<5000 {
+            let bytes = (0..<Int.random(in: 0..<64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            _ = try? WireMessages.decodeClient(bytes)
+            _ = try? WireMessages.decodeHost(bytes)
+        }
+        // Mutations of valid messages reach deeper than pure noise.
+        for message in Self.addedMessages {
+            let valid = WireMessages.encode(message)
+            for _ in 0..<500 {
+                var bytes = valid
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                _ = try? WireMessages.decodeClient(bytes)
+            }
+        }
+    }
+
+    @Test func theHostReadsHandshakesAndFramesByteByByteAndInRandomChunks() async throws {
+        let rig = try await RemoteRig.make()
+        for chunk in [1, 2, 3, 7, 64, 1000] {
+            let invite = try await rig.pairing.createInvite(scope: .approve, label: nil, addresses: [])
+            let client = try await SwiftClient.pair(uri: invite.uri, chunk: chunk)
+            guard case .welcome(_, let scope, _, _, let id) = try await client.hello(label: "chunk \(chunk)").body else {
+                Issue.record("no welcome with chunks of \(chunk)"); continue
+            }
+            #expect(scope == .approve && id != nil)
+            // A message larger than one frame (fragments; in pieces of 64 bytes and more, to stay
+            // fast), and a few small ones.
+            if chunk >= 64 { try await client.send(ClientMsg(.startSession(.init(prompt: String(repeating: "x", count: 150_000), backend: "nope")), requestID: 2))
+            let reply = try await client.until { $0.requestID == 2 }
+            if case .error(let code, _, _) = reply.body { #expect(code == .forbidden) } else { Issue.record("\(reply)") } }
+            for i in 0..<5 {
+                try await client.send(ClientMsg(.ping, requestID: Int64(10 + i)))
+                #expect(try await client.until { $0.requestID == Int64(10 + i) }.body == .pong)
+            }
+            client.close()
+        }
+        await rig.stop()
+    }
+
+    @Test func randomBytesAtEveryStageCloseTheConnectionAndTheHostKeepsServing() async throws {
+        let rig = try await RemoteRig.make(options: RemoteServer.Options(handshakeTimeout: .milliseconds(100)))
+        let invite = try await rig.pairing.createInvite(scope: .approve, label: nil, addresses: [])
+        let device = NoiseKeyPair.generate()
+        let paired = try await SwiftClient.pair(uri: invite.uri, deviceKey: device)
+        _ = try await paired.hello()
+        paired.close()
+        var generator = SeededRandom(seed: 9)
+        for round in 0..<30 {
+            let noise = (0..<Int.random(in: 1..<300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            switch round % 3 {
+            case 0:
+                // Instead of a handshake.
+                let tcp = try TCPConnection.connect(host: "127.0.0.1", port: rig.port)
+                try await tcp.send(noise)
+                while await tcp.read() != nil {}
+            case 1:
+                // A valid IK first message, then noise instead of frames.
+                let client = try await SwiftClient.connect(port: rig.port, hostKey: rig.pairing.hostKey.publicKey, deviceKey: device)
+                try await client.tcp.send(noise)
+                while try await client.next() != nil {}
+            default:
+                // After hello, noise inside a well-formed length prefix.
+                let client = try await SwiftClient.connect(port: rig.port, hostKey: rig.pairing.hostKey.publicKey, deviceKey: device)
+                _ = try await client.hello()
+                try await client.tcp.send([UInt8(noise.count >> 8), UInt8(noise.count & 0xff)] + noise)
+                while try await client.next() != nil {}
+            }
+        }
+        // Still serving.
+        let client = try await SwiftClient.connect(port: rig.port, hostKey: rig.pairing.hostKey.publicKey, deviceKey: device)
+        guard case .welcome = try await client.hello().body else { Issue.record("no welcome after the noise"); return }
+        client.close()
+        await rig.stop()
+    }
+}
+
+/// `Tests/Peers/cbor_peer.py` (cbor2): decodes bytes and answers cbor2's own canonical encoding.
+final class CBORPeer {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Peers/cbor_peer.py").path
+    private let process = Process()
+    private let input: FileHandle
+    private let output: FileHandle
+    private var buffered: [UInt8] = []
+
+    init() throws {
+        guard let python = PeerPython.path else { throw PeerFailure("NUCLEIC_PEERS_PYTHON is not set") }
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [Self.script]
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        input = stdin.fileHandleForWriting
+        output = stdout.fileHandleForReading
+    }
+
+    func canonical(_ bytes: [UInt8]) throws -> [UInt8] {
+        try input.write(contentsOf: Data(("decode " + bytes.map { String(format: "%02x", $0) }.joined() + "\n").utf8))
+        while true {
+            if let newline = buffered.firstIndex(of: 0x0a) {
+                let line = Data(buffered[..<newline])
+                buffered.removeSubrange(...newline)
+                guard let answer = try JSONSerialization.jsonObject(with: line) as? [String: Any], answer["ok"] as? Bool == true,
+                      let hex = answer["canonical"] as? String else { throw PeerFailure("cbor2 refused: \(String(decoding: line, as: UTF8.self))") }
+                var out: [UInt8] = []
+                var index = hex.startIndex
+                while index < hex.endIndex {
+                    let next = hex.index(index, offsetBy: 2)
+                    out.append(UInt8(hex[index..<next], radix: 16)!)
+                    index = next
+                }
+                return out
+            }
+            let chunk = output.availableData
+            guard !chunk.isEmpty else { throw PeerFailure("cbor_peer.py ended") }
+            buffered += chunk
+        }
+    }
+
+    func close() {
+        try? input.close()
+        process.waitUntilExit()
+    }
+}
