@@ -31,7 +31,9 @@ let package = Package(
             name: "nucleic",
             dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync"]
         ),
-        .executableTarget(name: "nucleic-bench", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit"]),
+        .executableTarget(
+            name: "nucleic-bench",
+            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "CSodium"]),
 
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol"]),
         .testTarget(name: "NucleicStoreTests", dependencies: ["NucleicStore", "NucleicProtocol"]),
