@@ -184,3 +184,62 @@ final class CBORPeer {
         process.waitUntilExit()
     }
 }
+
+/// Verbosity over the real channel: a `full` and a `coalesced` subscriber of one streaming session.
+@Suite(.serialized) struct RemoteVerbosityTests {
+    static func deltas(_ events: [SequencedEvent]) -> String {
+        events.map { if case .assistantText(let text, true) = $0.event { text } else { "" } }.joined()
+    }
+
+    /// Events until runFinished, from the snapshot on.
+    static func collect(_ client: SwiftClient) async throws -> [SequencedEvent] {
+        var events: [SequencedEvent] = []
+        while let message = try await client.next() {
+            switch message.body {
+            case .snapshot(_, let batch, _, _), .events(_, let batch):
+                events += batch
+                if batch.contains(where: { if case .runFinished = $0.event { true } else { false } }) { return events }
+            default: continue
+            }
+        }
+        throw PeerFailure("closed before runFinished")
+    }
+
+    @Test func coalescedMergesTheDeltasAFullSubscriberSeesOneByOne() async throws {
+        let rig = try await RemoteRig.make()
+        var clients: [SwiftClient] = []
+        for _ in 0..<3 {
+            let invite = try await rig.pairing.createInvite(scope: .view, label: nil, addresses: [])
+            let client = try await SwiftClient.pair(uri: invite.uri)
+            _ = try await client.hello()
+            clients.append(client)
+        }
+        let session = try await rig.startSession("claude/partial.jsonl")
+        for (client, verbosity) in zip(clients, [ClientMsg.Verbosity.full, .coalesced, .statusOnly]) {
+            try await client.send(ClientMsg(.subscribe(sessionID: session.sessionID, sinceSeq: 0, verbosity: verbosity)))
+        }
+        let full = try await Self.collect(clients[0])
+        let coalesced = try await Self.collect(clients[1])
+        let status = try await Self.collect(clients[2])
+        #expect(full.map(\.seq) == Array(1...Int64(full.count)), "full: every seq once, in order")
+        #expect(coalesced.map(\.seq) == coalesced.map(\.seq).sorted() && Set(coalesced.map(\.seq)).count == coalesced.count)
+        #expect(coalesced.count < full.count, "deltas were merged")
+        #expect(Self.deltas(coalesced) == Self.deltas(full), "the merged text is every delta's text")
+        // Every event that is not a delta arrives unchanged, and no two deltas of one stream are adjacent.
+        #expect(coalesced.filter { !Coalescer.isDelta($0.event) } == full.filter { !Coalescer.isDelta($0.event) })
+        for (a, b) in zip(coalesced, coalesced.dropFirst()) { #expect(Coalescer.merge(a, b) == nil) }
+        // A merged event carries the seq of the last delta it covers: the next event in full.
+        for event in coalesced where Coalescer.isDelta(event.event) {
+            let next = full.first { $0.seq > event.seq }
+            #expect(next.map { !Coalescer.isDelta($0.event) || Coalescer.merge(event, $0) == nil } ?? true)
+        }
+        #expect(status.allSatisfy {
+            switch $0.event {
+            case .statusChanged, .approvalRequested, .approvalResolved, .approvalWithdrawn, .runFinished: true
+            default: false
+            }
+        })
+        for client in clients { client.close() }
+        await rig.stop()
+    }
+}

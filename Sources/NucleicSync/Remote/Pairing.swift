@@ -75,8 +75,9 @@ public actor Pairing {
     }
 
     /// Uses the invite `secret` belongs to and stores the device: the XXpsk3 handshake with that
-    /// secret completed with `publicKey` as the device's static key.
-    func consumeInvite(secret: SecretBytes, publicKey: [UInt8], now: Timestamp = .now()) async throws(SessionError) -> DeviceRecord {
+    /// secret completed with `publicKey` as the device's static key. `labelled`: the invite named
+    /// the device (else its `hello` may).
+    func consumeInvite(secret: SecretBytes, publicKey: [UInt8], now: Timestamp = .now()) async throws(SessionError) -> (record: DeviceRecord, labelled: Bool) {
         guard let pending = invite, pending.secret === secret else {
             throw SessionError(.unauthorized, "the invite was used or replaced while this device was pairing")
         }
@@ -89,7 +90,7 @@ public actor Pairing {
             let record = DeviceRecord(label: pending.label ?? "device", scope: pending.scope, publicKey: publicKey)
             try await store.insert(record)
             HostLog.info("paired device \(record.id) (\(record.label), scope \(record.scope.rawValue))")
-            return record
+            return (record, pending.label != nil)
         } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "storing the device: \(error)") }
     }
 

@@ -125,6 +125,8 @@ public final class RemoteServer: Sendable {
         let receiver: RemoteReceiver
         /// nil: an unknown or revoked key (IK completed so the refusal can be encrypted).
         let device: DeviceRecord?
+        /// Paired on this connection, by an invite that did not name the device (its hello may).
+        let mayLabel: Bool
         let paired: Bool
         let refusal: SessionError?
     }
@@ -151,10 +153,10 @@ public final class RemoteServer: Sendable {
         }
         let established = self.channel(channel, tcp: tcp, leftover: splitter.takeBuffered(), maxQueuedBytes: options.maxQueuedBytes)
         do {
-            let record = try await pairing.consumeInvite(secret: secret, publicKey: established.key)
-            return Established(sink: established.sink, receiver: established.receiver, device: record, paired: true, refusal: nil)
+            let (record, labelled) = try await pairing.consumeInvite(secret: secret, publicKey: established.key)
+            return Established(sink: established.sink, receiver: established.receiver, device: record, mayLabel: !labelled, paired: true, refusal: nil)
         } catch {
-            return Established(sink: established.sink, receiver: established.receiver, device: nil, paired: true, refusal: error)
+            return Established(sink: established.sink, receiver: established.receiver, device: nil, mayLabel: false, paired: true, refusal: error)
         }
     }
 
@@ -173,7 +175,7 @@ public final class RemoteServer: Sendable {
         }
         let established = self.channel(channel, tcp: tcp, leftover: splitter.takeBuffered(), maxQueuedBytes: options.maxQueuedBytes)
         let refusal = record == nil ? SessionError(.unauthorized, "this device is not paired with this host, or it was revoked; pair it again") : nil
-        return Established(sink: established.sink, receiver: established.receiver, device: record, paired: false, refusal: refusal)
+        return Established(sink: established.sink, receiver: established.receiver, device: record, mayLabel: false, paired: false, refusal: refusal)
     }
 
     private func channel(_ channel: consuming SecureChannel, tcp: TCPConnection, leftover: [UInt8], maxQueuedBytes: Int)
@@ -213,7 +215,7 @@ public final class RemoteServer: Sendable {
             return
         }
         var deviceLabel = device.label
-        if established.paired, let label, !label.isEmpty, device.label == "device" {
+        if established.mayLabel, let label, !label.isEmpty {
             await pairing.relabel(device.id, label: label)
             deviceLabel = label
         }
