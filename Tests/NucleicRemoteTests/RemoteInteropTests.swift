@@ -74,7 +74,7 @@ struct RemoteInteropTests {
         await rig.stop()
     }
 
-    @Test func anInviteIsSingleUseAndAKnownKeyCannotPairTwice() async throws {
+    @Test func anInviteIsSingleUseAReplacedInviteFailsAndAKeyPairsOnce() async throws {
         let rig = try await RemoteRig.make()
         let invite = try await rig.pairing.createInvite(scope: .view, label: "tablet", addresses: [])
         let first = try RemoteClientPeer()
@@ -86,6 +86,22 @@ struct RemoteInteropTests {
         let again = try await second.call(["op": "pair", "uri": invite.uri, "static": RemoteClientPeer.randomKey()])
         #expect(again["closed"] as? Bool == true)
         #expect(try await rig.pairing.devices(includeRevoked: false).count == 1)
+        // A replaced invite: its PSK no longer matches the one the host offers; the handshake
+        // fails at message 3 and nothing is stored. The new invite works.
+        let old = try await rig.pairing.createInvite(scope: .approve, label: nil, addresses: [])
+        let new = try await rig.pairing.createInvite(scope: .approve, label: nil, addresses: [])
+        #expect(try await second.call(["op": "pair", "uri": old.uri, "static": RemoteClientPeer.randomKey()])["closed"] as? Bool == true)
+        #expect(try await rig.pairing.devices(includeRevoked: false).count == 1)
+        #expect(try await second.call(["op": "pair", "uri": new.uri, "static": RemoteClientPeer.randomKey()])["welcome"] != nil)
+        #expect(try await rig.pairing.devices(includeRevoked: false).count == 2)
+        // A key already paired cannot pair again (a re-pairing device makes a new key).
+        let third = try await rig.pairing.createInvite(scope: .control, label: nil, addresses: [])
+        let key = RemoteClientPeer.randomKey()
+        _ = try await second.call(["op": "pair", "uri": third.uri, "static": key])
+        let twice = try await rig.pairing.createInvite(scope: .control, label: nil, addresses: [])
+        let refused = try await second.call(["op": "pair", "uri": twice.uri, "static": key])
+        #expect((refused["message"] as? [String: Any])?["code"] as? String == "conflict")
+        #expect(try await rig.pairing.devices(includeRevoked: false).count == 3)
         await first.close()
         await second.close()
         await rig.stop()
