@@ -75,7 +75,8 @@ import Testing
     }
 
     @Test func theHostReadsHandshakesAndFramesByteByByteAndInRandomChunks() async throws {
-        let rig = try await RemoteRig.make()
+        // Byte by byte, each piece awaited: slow on a loaded machine, so a generous handshake timeout.
+        let rig = try await RemoteRig.make(options: RemoteServer.Options(handshakeTimeout: .seconds(120)))
         for chunk in [1, 2, 3, 7, 64, 1000] {
             let invite = try await rig.pairing.createInvite(scope: .approve, label: nil, addresses: [])
             let client = try await SwiftClient.pair(uri: invite.uri, chunk: chunk)
