@@ -35,7 +35,7 @@ let package = Package(
             name: "nucleic-bench",
             dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "CSodium"]),
 
-        .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol"]),
+        .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicStoreTests", dependencies: ["NucleicStore", "NucleicProtocol"]),
         .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit"]),
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.

@@ -1,11 +1,12 @@
 import Foundation
 import NucleicProtocol
 import NucleicRuntime
+import NucleicTestSupport
 import NucleicWire
 import Testing
 @testable import NucleicSync
 
-/// The host's wire, byte level: every message type this layer added round-trips through cbor2;
+/// The host's wire, byte level: every message type round-trips through cbor2;
 /// handshakes and frames written to the host byte by byte and in random chunks; random bytes at
 /// every stage never crash it.
 @Suite(.serialized) struct RemoteWireTests {
@@ -32,16 +33,16 @@ import Testing
         HostMsg(.error(code: .backpressure, message: "read faster", sessionID: nil)),
     ]
 
-    @Test(.enabled(if: PeerPython.path != nil || PeerPython.isCI)) func everyAddedMessageRoundTripsThroughCBOR2() async throws {
+    @Test(.enabled(if: PeerPython.path != nil || PeerPython.isCI)) func everyMessageRoundTripsThroughCBOR2() async throws {
         let peer = try CBORPeer()
         defer { peer.close() }
-        for message in Self.addedMessages {
+        for message in MessageExamples.clientMessages + Self.addedMessages {
             let bytes = WireMessages.encode(message)
             let canonical = try peer.canonical(bytes)
             #expect(try WireMessages.decodeClient(canonical) == message, "\(message.type) via cbor2")
             #expect(try WireMessages.decodeClient(bytes) == message)
         }
-        for message in Self.addedHostMessages {
+        for message in MessageExamples.hostMessages + Self.addedHostMessages {
             let bytes = WireMessages.encode(message)
             let canonical = try peer.canonical(bytes)
             #expect(try WireMessages.decodeHost(canonical) == message, "\(message.type) via cbor2")
