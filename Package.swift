@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "nucleic-bench", targets: ["nucleic-bench"]),
         .library(name: "NucleicProtocol", targets: ["NucleicProtocol"]),
         .library(name: "NucleicAdapters", targets: ["NucleicAdapters"]),
+        .library(name: "NucleicRemoteKit", targets: ["NucleicRemoteKit"]),
     ],
     targets: [
         // C libraries from Debian packages (libgit2-dev, libsqlite3-dev, libsodium-dev, libqrencode-dev).
@@ -27,9 +28,11 @@ let package = Package(
         .target(name: "NucleicGit", dependencies: ["CGit2"]),
         .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicStore", "NucleicGit", "CShims"]),
         .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "CShims", "CQRencode"]),
+        // The phone's client core (docs/CLIENTS.md): platform-free, Foundation at most.
+        .target(name: "NucleicRemoteKit", dependencies: ["NucleicProtocol", "NucleicWire"]),
         .executableTarget(
             name: "nucleic",
-            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync"]
+            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicRemoteKit"]
         ),
         .executableTarget(
             name: "nucleic-bench",
@@ -47,6 +50,7 @@ let package = Package(
             name: "NucleicRemoteTests",
             dependencies: ["NucleicSync", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol"]),
+        .testTarget(name: "NucleicRemoteKitTests", dependencies: ["NucleicRemoteKit", "NucleicWire", "NucleicProtocol"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
         .testTarget(
             name: "EndToEndTests",
