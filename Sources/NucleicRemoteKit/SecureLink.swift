@@ -84,9 +84,12 @@ public actor SecureLink {
 public enum Handshake {
     /// Drives `state` to completion (either role) and returns the secure link. Bytes the peer sent
     /// after its last handshake message are kept for the link. A failure closes the transport.
-    public static func perform(_ state: consuming HandshakeState, over transport: any Transport) async throws(RemoteError) -> SecureLink {
+    /// `received` holds bytes already read from the transport (a host that looked at the first
+    /// message's length to choose the pattern).
+    public static func perform(_ state: consuming HandshakeState, over transport: any Transport, received: [UInt8] = []) async throws(RemoteError) -> SecureLink {
         var state = state
         var splitter = SecureFrameSplitter(minimumFrameSize: 1)
+        splitter.append(received)
         var message = 0
         do throws(RemoteError) {
             while true {
