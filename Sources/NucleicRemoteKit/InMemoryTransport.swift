@@ -33,6 +33,10 @@ public final class InMemoryTransport: Transport, @unchecked Sendable {
             var waiting: [CheckedContinuation<[UInt8]?, Never>?] = [nil, nil]
             var sentBytes = [0, 0]
             var sends = [0, 0]
+            /// The size of each chunk delivered, per side.
+            var chunkSizes: [[Int]] = [[], []]
+            /// Cut the link at this side's next send.
+            var cutNext = [false, false]
             var closed = false
         }
         let state = Mutex(State())
@@ -50,6 +54,9 @@ public final class InMemoryTransport: Transport, @unchecked Sendable {
                 case .atClientSend(let n) where side == 0 && s.sends[0] == n, .atHostSend(let n) where side == 1 && s.sends[1] == n:
                     chunk = []
                     cut = true
+                case _ where s.cutNext[side]:
+                    chunk = []
+                    cut = true
                 case .afterClientBytes(let n) where side == 0, .afterHostBytes(let n) where side == 1:
                     if s.sentBytes[side] + chunk.count >= n {
                         chunk = Array(chunk.prefix(max(0, n - s.sentBytes[side])))
@@ -59,6 +66,7 @@ public final class InMemoryTransport: Transport, @unchecked Sendable {
                 }
                 s.sends[side] += 1
                 s.sentBytes[side] += chunk.count
+                s.chunkSizes[side].append(chunk.count)
                 let peer = 1 - side
                 if !chunk.isEmpty {
                     if let c = s.waiting[peer] {
@@ -129,6 +137,12 @@ public final class InMemoryTransport: Transport, @unchecked Sendable {
 
     public func close() async { link.close() }
 
+    /// Cuts the link at this end's next `send` (that chunk is not delivered).
+    public func cutAtNextSend() { link.state.withLock { $0.cutNext[side] = true } }
+
+    /// The sizes of the chunks each side delivered so far.
+    public var chunkSizes: (client: [Int], host: [Int]) { link.state.withLock { ($0.chunkSizes[0], $0.chunkSizes[1]) } }
+
     /// Whether the link has been cut or closed.
     public var isClosed: Bool { link.state.withLock { $0.closed } }
 }
@@ -143,6 +157,7 @@ public final class InMemoryNetwork: Dialer, @unchecked Sendable {
         var offline = false
         var attempts = 0
         var connections: [InMemoryTransport] = []
+        var all: [InMemoryTransport] = []
     }
     let state = Mutex(State())
     let accept: @Sendable (String, InMemoryTransport) -> Void
@@ -157,6 +172,9 @@ public final class InMemoryNetwork: Dialer, @unchecked Sendable {
 
     /// Makes the host unreachable (or reachable again).
     public func setOffline(_ offline: Bool) { state.withLock { $0.offline = offline } }
+
+    /// The client end of every connection made, in order.
+    public var transports: [InMemoryTransport] { state.withLock { $0.all } }
 
     /// Connect attempts so far, including refused ones.
     public var attempts: Int { state.withLock { $0.attempts } }
@@ -178,7 +196,10 @@ public final class InMemoryNetwork: Dialer, @unchecked Sendable {
         }
         if result.offline { throw RemoteError(.hostUnreachable, "\(address) is unreachable (in-memory network offline)") }
         let (client, host) = InMemoryTransport.pair(fault: result.fault)
-        state.withLock { $0.connections.append(client) }
+        state.withLock {
+            $0.connections.append(client)
+            $0.all.append(client)
+        }
         accept(address, host)
         return client
     }
