@@ -10,7 +10,7 @@ public import NucleicWire
 /// - Anything malformed from the peer (a bad frame, a failed decryption) ends the link for good:
 ///   `receive` throws `badFrame` and the transport is closed. Nothing is skipped or repaired.
 public actor SecureLink {
-    public let transport: any Transport
+    public nonisolated let transport: any Transport
     /// The peer's static public key, authenticated by the handshake.
     public nonisolated let remoteStaticKey: [UInt8]
     private var encoder: SecureFrameEncoder

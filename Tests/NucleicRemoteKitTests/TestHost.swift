@@ -125,6 +125,20 @@ actor TestHost {
     func isPending(_ a: ApprovalID) -> Bool { sessions.values.contains { $0.pending[a] != nil } }
     var clientCount: Int { clients.count }
 
+    /// Resolves an approval without telling anyone (a client that has not heard yet).
+    func resolveSilently(_ a: ApprovalID, label: String) {
+        for (id, var s) in sessions where s.pending[a] != nil {
+            s.pending[a] = nil
+            s.resolved[a] = ApprovalResolution(approvalID: a, decision: .allow, decidedBy: "device:0193c000-0000-7000-8000-0000000000ee", decidedByLabel: label)
+            sessions[id] = s
+        }
+    }
+
+    /// Cuts the link of every connected client at the host's next send to it.
+    func cutNextHostSend() async {
+        for c in clients.values { (c.link.transport as? InMemoryTransport)?.cutAtNextSend() }
+    }
+
     /// Cuts every client's connection (a network change, a host restart).
     func dropAll() async {
         for c in clients.values { await c.link.close() }
