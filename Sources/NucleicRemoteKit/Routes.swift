@@ -84,8 +84,8 @@ public struct PairingInvite: Sendable, Hashable {
             guard kv.count == 2, let value = Self.percentDecode(kv[1]) else { throw bad("'\(pair)' is not key=value") }
             switch kv[0] {
             case "v": version = value
-            case "hk": hk = Base64URL.decode(value)
-            case "psk": psk = Base64URL.decode(value)
+            case "hk": hk = Base64URLCoder.decode(value)
+            case "psk": psk = Base64URLCoder.decode(value)
             case "addr": addresses.append(value)
             case "name": name = value
             default: continue  // later versions may add fields
@@ -101,7 +101,7 @@ public struct PairingInvite: Sendable, Hashable {
 
     /// The URI form (what a QR code carries).
     public var uri: String {
-        var s = "nucleic://pair?v=1&hk=\(Base64URL.encode(hostKey))&psk=\(Base64URL.encode(secret))"
+        var s = "nucleic://pair?v=1&hk=\(Base64URLCoder.encode(hostKey))&psk=\(Base64URLCoder.encode(secret))"
         for a in addresses { s += "&addr=\(Self.percentEncode(a))" }
         return s + "&name=\(Self.percentEncode(hostName))"
     }
@@ -138,8 +138,8 @@ public struct PairingInvite: Sendable, Hashable {
     }
 }
 
-/// Base64url without padding (RFC 4648 §5), as pairing links use.
-public enum Base64URL {
+/// Base64url without padding (RFC 4648 §5), as pairing links use (internal: NucleicProtocol may grow its own).
+enum Base64URLCoder {
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     public static func encode(_ bytes: [UInt8]) -> String {
