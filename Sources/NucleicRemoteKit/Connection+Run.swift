@@ -102,7 +102,7 @@ extension Connection {
         }
         if let auto = options.autoSubscribe {
             for s in state.mirror.sessions where !s.status.isArchived && subscriptions[s.sessionID] == nil {
-                subscriptions[s.sessionID] = Subscription(verbosity: auto.verbosity, start: auto.start)
+                subscriptions[s.sessionID] = Subscription(verbosity: auto.verbosity, start: options.startFor?(s.sessionID) ?? auto.start)
                 await sendSubscribe(s.sessionID, on: link, catchUp: false)
             }
         }

@@ -21,20 +21,27 @@ public actor Connection {
         case snapshot
         /// Every event from seq 1 (`sinceSeq: 0`).
         case beginning
+        /// Every event after this seq: a client restarted with a saved cursor (the terminal
+        /// client's `watch`), so nothing is missed and nothing shown twice.
+        case after(Int64)
     }
 
     public struct Options: Sendable {
         /// `client` in `hello`.
         public var clientName: String
         public var backoff: Backoff
-        /// When set, every non-archived session the host lists is subscribed this way.
+        /// When set, every non-archived session the host lists is subscribed this way
+        /// (`startFor`, when given, may choose another start per session: a saved cursor).
         public var autoSubscribe: (verbosity: ClientMsg.Verbosity, start: Start)?
+        public var startFor: (@Sendable (SessionID) -> Start?)?
 
         public init(clientName: String = "nucleic-remote-kit", backoff: Backoff = Backoff(),
-                    autoSubscribe: (verbosity: ClientMsg.Verbosity, start: Start)? = nil) {
+                    autoSubscribe: (verbosity: ClientMsg.Verbosity, start: Start)? = nil,
+                    startFor: (@Sendable (SessionID) -> Start?)? = nil) {
             self.clientName = clientName
             self.backoff = backoff
             self.autoSubscribe = autoSubscribe
+            self.startFor = startFor
         }
     }
 
@@ -154,7 +161,13 @@ public actor Connection {
     func sendSubscribe(_ id: SessionID, on link: SecureLink, catchUp tracked: Bool) async {
         guard let sub = subscriptions[id] else { return }
         let cursor = state.mirror.transcripts[id]?.cursor ?? 0
-        let since: Int64? = cursor > 0 ? cursor : (sub.start == .beginning ? 0 : nil)
+        let since: Int64?
+        switch sub.start {
+        case _ where cursor > 0: since = cursor
+        case .snapshot: since = nil
+        case .beginning: since = 0
+        case .after(let seq): since = seq
+        }
         let rid = takeRequestID()
         if tracked { catchUp.insert(rid) }
         try? await link.send(RemoteWire.encode(ClientMsg(.subscribe(sessionID: id, sinceSeq: since, verbosity: sub.verbosity), requestID: rid)))

@@ -117,9 +117,12 @@ public struct HostMirror: Sendable, Hashable {
     public var transcripts: [SessionID: SessionTranscript]
     /// Every approval seen, by id: pending ones and the resolved ones whose cards stay dismissed.
     public var approvals: [ApprovalID: ApprovalCard]
+    /// A session list has arrived (so `sessions` is the host's, not just what pushes told).
+    public var listed: Bool
 
     public init(sessions: [SessionSummary] = [], badge: Int = 0, transcripts: [SessionID: SessionTranscript] = [:],
-                approvals: [ApprovalID: ApprovalCard] = [:]) {
+                approvals: [ApprovalID: ApprovalCard] = [:], listed: Bool = false) {
+        self.listed = listed
         self.sessions = sessions
         self.badge = badge
         self.transcripts = transcripts

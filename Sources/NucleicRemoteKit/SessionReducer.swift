@@ -60,6 +60,7 @@ public enum SessionReducer {
         switch message.body {
         case .sessionList(let sessions):
             state.mirror.sessions = sessions
+            state.mirror.listed = true
         case .sessionUpdated(let summary), .sessionCreated(let summary):
             upsert(summary, into: &state.mirror)
         case .snapshot(let summary, let events, let pending, let cursor):

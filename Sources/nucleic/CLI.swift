@@ -45,6 +45,11 @@ enum CLI {
           devices [--all]                          paired devices
           revoke DEVICE                            unpair a device; its connections close at once
 
+        Remote (this machine as a paired device of another host, over TCP):
+          remote pair URI [--label L]              pair with a host from its pairing link
+          remote ls | watch                        its sessions; live list, approvals, transcripts
+          remote approve|deny APPROVAL, remote send SESSION TEXT
+
         Tools:
           demo [--fixture FILE] [--fast]           replay a recorded agent session, readably
           events --backend claude|codex [FILE|-]   normalize a raw agent stdout stream (or a fixture) to events
@@ -66,6 +71,7 @@ enum CLI {
             switch command {
             case "demo": return try DemoCommand.run(rest)
             case "serve": return try ServeCommand.run(rest)
+            case "remote": return try RemoteCommands.run(rest)
             case _ where SessionCommands.usages[command] != nil: return try SessionCommands.run(command, rest)
             case _ where DeviceCommands.usages[command] != nil: return try DeviceCommands.run(command, rest)
             case "events": return try EventsCommand.run(rest)
@@ -93,6 +99,7 @@ enum CLI {
         switch command {
         case "demo": DemoCommand.usage
         case "serve": ServeCommand.usage
+        case "remote": RemoteCommands.usage
         case _ where SessionCommands.usages[command] != nil: SessionCommands.usages[command]
         case _ where DeviceCommands.usages[command] != nil: DeviceCommands.usages[command]
         case "events": EventsCommand.usage

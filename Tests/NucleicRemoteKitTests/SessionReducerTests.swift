@@ -53,7 +53,7 @@ func tool(_ id: String = "toolu_1", name: String = "Bash", kind: ToolKind? = .ex
         t.step(.local(.connection(live))) { $0.connection = live }
         t.step(.local(.welcome(me))) { $0.host = me }
         let s1 = Fx.summary(Fx.s1, "fix-build", .running, second: 5)
-        t.host(.sessionList([s1])) { $0.mirror.sessions = [s1] }
+        t.host(.sessionList([s1])) { $0.mirror.sessions = [s1]; $0.mirror.listed = true }
         let e = Fx.events(Fx.turn(approval: Fx.approval(Fx.a1, risk: .execute)) + Fx.after)
         t.events(Fx.s1, [e[0]]) {
             $0[rows: Fx.s1] = [TranscriptRow(id: "seq:1", seq: 1, content: .started(backend: "claude", model: "opus"))]
@@ -135,7 +135,7 @@ func tool(_ id: String = "toolu_1", name: String = "Bash", kind: ToolKind? = .ex
         var t = Stepper()
         let a = Fx.summary(Fx.s1, "a-done", .finished, second: 9)
         let b = Fx.summary(Fx.s2, "b-running", .running, second: 3)
-        t.host(.sessionList([a, b])) { $0.mirror.sessions = [b, a] }  // RUNNING before DONE
+        t.host(.sessionList([a, b])) { $0.mirror.sessions = [b, a]; $0.mirror.listed = true }  // RUNNING before DONE
         let pending = Fx.approval(Fx.a2, session: Fx.s2, risk: .destructive, command: "rm -rf build", scopes: [])
         let waiting = Fx.summary(Fx.s2, "b-running", .awaitingApproval, second: 40, lastSeq: 40, pending: 1)
         let tail = Fx.events([.assistantText(text: "Cleaning.", isPartial: false)], from: 39)
