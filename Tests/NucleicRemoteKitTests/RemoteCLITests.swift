@@ -1,0 +1,151 @@
+import Foundation
+import NucleicProtocol
+import NucleicRemoteKit
+import Synchronization
+import Testing
+
+/// The built `nucleic` binary as a child process, its output read line by line as it comes.
+final class CLIProcess: @unchecked Sendable {
+    // @unchecked: `process` is only started and signalled; `lines`/`all` are behind locks.
+    let process = Process()
+    let lines: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+    let all = Mutex<[String]>([])
+    let stderr = Mutex<String>("")
+
+    static var binary: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/debug/nucleic")
+    }
+
+    init(_ arguments: [String], config: String, stdin: Bool = false) throws {
+        (lines, continuation) = AsyncStream.makeStream(of: String.self)
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_CONFIG_HOME"] = config
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdin ? Pipe() : FileHandle.nullDevice
+        let continuation = self.continuation
+        out.fileHandleForReading.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                continuation.finish()
+                return
+            }
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
+                all.withLock { $0.append(String(line)) }
+                continuation.yield(String(line))
+            }
+        }
+        err.fileHandleForReading.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { stderr.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+        }
+        try process.run()
+    }
+
+    /// Runs to the end: status and every stdout line.
+    static func run(_ arguments: [String], config: String) async throws -> (Int32, [String], String) {
+        let p = try CLIProcess(arguments, config: config)
+        var out: [String] = []
+        for await line in p.lines { out.append(line) }
+        p.process.waitUntilExit()
+        return (p.process.terminationStatus, out, p.stderr.withLock { $0 })
+    }
+
+    /// Reads lines until one contains `text` (the suite's time limit bounds the wait).
+    @discardableResult
+    func waitForLine(containing text: String) async -> String? {
+        for await line in lines where line.contains(text) { return line }
+        return nil
+    }
+
+    func send(_ line: String) {
+        (process.standardInput as? Pipe)?.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+/// The terminal client end to end against the scripted host over TCP on 127.0.0.1 (the same
+/// checks run against the real host in EndToEndTests once the host's listener is in).
+@Suite(.timeLimit(.minutes(2))) struct RemoteCLITests {
+    func folder() throws -> String {
+        let path = NSTemporaryDirectory() + "nucleic-remote-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func twoTerminalClientsOneAnswersTheOtherSeesItAndARestartedWatchResumes() async throws {
+        let host = TestHost()
+        let listener = try TCPListener(host: host)
+        defer { listener.close() }
+        await host.addSession(Fx.s1, title: "fix-build", updatedAtSecond: 1)
+        await host.append(Fx.turn(approval: Fx.approval(Fx.a1, risk: .execute)), to: Fx.s1)
+        let phone = try folder(), laptop = try folder()
+        defer { try? FileManager.default.removeItem(atPath: phone); try? FileManager.default.removeItem(atPath: laptop) }
+
+        for (config, label) in [(phone, "Ana's iPhone"), (laptop, "laptop")] {
+            let uri = await host.makeInvite(address: listener.address).uri
+            let (status, out, err) = try await CLIProcess.run(["remote", "pair", uri, "--label", label], config: config)
+            #expect(status == 0, "\(err)")
+            #expect(out.first?.hasPrefix("paired with test-host as \"\(label)\"") == true)
+            let attributes = try FileManager.default.attributesOfItem(atPath: config + "/nucleic/remote.json")
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        }
+        // A used invitation is refused.
+        let stale = try await CLIProcess.run(["remote", "pair", PairingInvite(hostKey: host.key.publicKey, secret: Array(repeating: 1, count: 32), addresses: [listener.address], hostName: "x").uri], config: try folder())
+        #expect(stale.0 == 1 && stale.2.contains("pairing with x failed"))
+
+        let (status, list, _) = try await CLIProcess.run(["remote", "ls"], config: phone)
+        #expect(status == 0)
+        #expect(list.contains { $0.contains("NEEDS YOU: 1") } && list.contains("NEEDS YOU (1)") && list.contains { $0.contains("fix-build") })
+
+        let watch = try CLIProcess(["remote", "watch"], config: laptop)
+        await watch.waitForLine(containing: "! [1] approval")
+        #expect(watch.all.withLock { $0 }.contains { $0.contains("agent › I'll run it.") })
+
+        // The phone answers with a one-shot command; the laptop's card says where.
+        let (approved, out, err) = try await CLIProcess.run(["remote", "approve", String(Fx.a1.rawValue.prefix(12))], config: phone)
+        #expect(approved == 0, "\(err)")
+        #expect(out.first?.hasPrefix("approved 0193b000-0000") == true)
+        #expect(await watch.waitForLine(containing: "✓ [1] approval")?.hasSuffix("approved on Ana's iPhone") == true)
+        // The laptop's own late answer is already resolved, a normal outcome.
+        let late = try await CLIProcess.run(["remote", "deny", String(Fx.a1.rawValue.prefix(12))], config: laptop)
+        #expect(late.0 == 0 && late.1 == ["already resolved: approved on Ana's iPhone"])
+
+        // Killed, the turn goes on; restarted, the watch shows the rest once and nothing twice.
+        let before = watch.all.withLock { $0 }
+        watch.kill()
+        await host.append(Fx.after, to: Fx.s1)
+        let again = try CLIProcess(["remote", "watch"], config: laptop, stdin: true)
+        await again.waitForLine(containing: "■ turn ended")
+        again.send("q")
+        again.process.waitUntilExit()
+        #expect(again.process.terminationStatus == 0)
+        let after = again.all.withLock { $0 }
+        let rows = { (lines: [String]) in lines.filter { $0.hasPrefix("[fix-build #") } }
+        #expect(Set(rows(before)).isDisjoint(with: rows(after)), "\(rows(after))")
+        #expect(rows(after).contains("[fix-build #16] agent › Done."))
+        #expect(rows(after).contains { $0.contains("   ✓ completed (exit 0)") })
+        #expect(!rows(after).contains { $0.contains("you › fix the build") })
+        let cursors = try String(contentsOfFile: laptop + "/nucleic/remote-cursors.json", encoding: .utf8)
+        #expect(cursors.contains("\"\(Fx.s1.rawValue)\":\(await host.lastSeq(Fx.s1))"))
+    }
+
+    @Test func withoutPairingOrAHostTheCommandsSayWhatToDo() async throws {
+        let empty = try folder()
+        let (status, _, err) = try await CLIProcess.run(["remote", "ls"], config: empty)
+        #expect(status == 1 && err.contains("not paired with a host"))
+        let bad = try await CLIProcess.run(["remote", "pair", "nucleic://pair?v=1&hk=abc"], config: empty)
+        #expect(bad.0 == 64 && bad.2.contains("not a valid pairing link"))
+    }
+}
