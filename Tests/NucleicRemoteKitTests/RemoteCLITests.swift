@@ -12,6 +12,8 @@ final class CLIProcess: @unchecked Sendable {
     private let continuation: AsyncStream<String>.Continuation
     let all = Mutex<[String]>([])
     let stderr = Mutex<String>("")
+    /// Signalled when standard error reached its end.
+    let stderrDone = DispatchSemaphore(value: 0)
 
     static var binary: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -30,23 +32,45 @@ final class CLIProcess: @unchecked Sendable {
         process.standardError = err
         process.standardInput = stdin ? Pipe() : FileHandle.nullDevice
         let continuation = self.continuation
-        out.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                continuation.finish()
-                return
+        // Blocking reads on threads of their own until end of file (readabilityHandler on Linux
+        // can report an empty read before the data).
+        let outFD = out.fileHandleForReading.fileDescriptor, errFD = err.fileHandleForReading.fileDescriptor
+        DispatchQueue.global().async { [self] in
+            var pending: [UInt8] = []
+            Self.readAll(outFD) { chunk in
+                pending += chunk
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    guard !line.isEmpty else { continue }
+                    all.withLock { $0.append(line) }
+                    continuation.yield(line)
+                }
             }
-            for line in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
-                all.withLock { $0.append(String(line)) }
-                continuation.yield(String(line))
+            if !pending.isEmpty {
+                let line = String(decoding: pending, as: UTF8.self)
+                all.withLock { $0.append(line) }
+                continuation.yield(line)
             }
+            continuation.finish()
         }
-        err.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { stderr.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+        DispatchQueue.global().async { [self] in
+            var bytes: [UInt8] = []
+            Self.readAll(errFD) { chunk in bytes += chunk }
+            stderr.withLock { $0 = String(decoding: bytes, as: UTF8.self) }
+            stderrDone.signal()
         }
         try process.run()
+    }
+
+    static func readAll(_ fd: Int32, _ body: ([UInt8]) -> Void) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            body(Array(buffer[0..<n]))
+        }
     }
 
     /// Runs to the end: status and every stdout line.
@@ -55,6 +79,7 @@ final class CLIProcess: @unchecked Sendable {
         var out: [String] = []
         for await line in p.lines { out.append(line) }
         p.process.waitUntilExit()
+        p.stderrDone.wait()
         return (p.process.terminationStatus, out, p.stderr.withLock { $0 })
     }
 
