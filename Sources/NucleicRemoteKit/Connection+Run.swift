@@ -100,6 +100,10 @@ extension Connection {
         if let rid = message.requestID, catchUp.remove(rid) != nil, case .connected(let since, _) = state.connection {
             update(.local(.connection(.connected(since: since, catchingUp: catchUp.count))))
         }
+        switch message.body {
+        case .sessionList, .sessionUpdated, .sessionCreated: break
+        default: return
+        }
         if let auto = options.autoSubscribe {
             for s in state.mirror.sessions where !s.status.isArchived && subscriptions[s.sessionID] == nil {
                 subscriptions[s.sessionID] = Subscription(verbosity: auto.verbosity, start: options.startFor?(s.sessionID) ?? auto.start)

@@ -72,8 +72,14 @@ extension Connection {
                 throw RemoteError(.invalidInput, "cannot start pairing: \(error)")
             }
             let link = try await Handshake.perform(handshake, over: transport)
-            defer { Task { await link.close() } }
-            let (info, _) = try await greet(link, clientName: clientName, label: label)
+            let info: HostInfo
+            do throws(RemoteError) {
+                (info, _) = try await greet(link, clientName: clientName, label: label)
+            } catch {
+                await link.close()
+                throw error
+            }
+            await link.close()
             return PairedHost(hostKey: invite.hostKey, addresses: invite.addresses, hostName: info.hostName, deviceID: info.deviceID,
                               scope: info.scope, label: label)
         }
