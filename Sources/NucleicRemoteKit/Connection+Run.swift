@@ -82,7 +82,8 @@ extension Connection {
     }
 
     func handle(_ bytes: [UInt8], on link: SecureLink) async throws(RemoteError) {
-        guard case .message(let message, _) = try RemoteWire.decodeHost(bytes) else { return }  // unknown types are ignored
+        // Unknown types are ignored (forward compatible); a second welcome changes nothing.
+        guard case .message(let message) = try RemoteWire.decodeHost(bytes) else { return }
         if case .error(.unauthorized, let text, _) = message.body, message.requestID == nil {
             throw RemoteError(.unauthorized, "the host removed this device: \(text)")
         }

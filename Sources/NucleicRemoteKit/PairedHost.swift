@@ -92,12 +92,13 @@ extension Connection {
         guard let bytes = try await link.receive() else {
             throw RemoteError(.closed, "the host closed the connection before welcoming this device")
         }
-        guard case .message(let message, let deviceID) = try RemoteWire.decodeHost(bytes) else {
-            throw RemoteError(.badMessage, "the host answered hello with an unknown message")
+        let message: HostMsg
+        switch try RemoteWire.decodeHost(bytes) {
+        case .welcome(let info, let version): return (info, version)
+        case .unknown(let type): throw RemoteError(.badMessage, "the host answered hello with an unknown \(type)")
+        case .message(let m): message = m
         }
         switch message.body {
-        case .welcome(let version, let scope, let hostName, let hostVersion):
-            return (HostInfo(hostName: hostName, hostVersion: hostVersion, scope: scope, deviceID: deviceID), version)
         case .error(.unauthorized, let text, _):
             throw RemoteError(.unauthorized, "the host refused this device: \(text)")
         case .error(.protocolVersion, let text, _):

@@ -7,8 +7,10 @@ import NucleicWire
 public enum RemoteWire {
     /// What one received message is.
     public enum Incoming: Sendable, Hashable {
-        /// A host message; `deviceID` is set on a `welcome` that carried one.
-        case message(HostMsg, deviceID: DeviceID?)
+        /// `welcome`, read field by field (its Swift case grows with the protocol).
+        case welcome(HostInfo, protocolVersion: Int64)
+        /// Any other host message.
+        case message(HostMsg)
         /// A well-formed map of a `type` this client does not know: ignored (forward compatible).
         case unknown(type: String)
     }
@@ -17,7 +19,7 @@ public enum RemoteWire {
     /// sent when pairing).
     public static func encode(_ message: ClientMsg, label: String? = nil) -> [UInt8] {
         var json = message.json
-        if case .hello = message.body, let label, case .object(var o) = json {
+        if case .hello = message.body, let label, case .object(var o) = json, o["label"] == nil {
             o.append("label", .string(label))
             json = .object(o)
         }
@@ -27,7 +29,7 @@ public enum RemoteWire {
     /// The CBOR bytes of a host message (for test hosts); `deviceID` is added to a `welcome`.
     public static func encode(_ message: HostMsg, deviceID: DeviceID? = nil) -> [UInt8] {
         var json = message.json
-        if case .welcome = message.body, let deviceID, case .object(var o) = json {
+        if case .welcome = message.body, let deviceID, case .object(var o) = json, o["deviceID"] == nil {
             o.append("deviceID", .string(deviceID.rawValue))
             json = .object(o)
         }
@@ -41,19 +43,36 @@ public enum RemoteWire {
         guard let type = json["type"]?.stringValue else { throw RemoteError(.badMessage, "a host message without a \"type\"") }
         guard knownHostTypes.contains(type) else { return .unknown(type: type) }
         do {
-            let message = try HostMsg(json: json)
-            let deviceID = json["deviceID"]?.stringValue.map { DeviceID($0) }
-            return .message(message, deviceID: deviceID)
+            if type == "welcome" {
+                let f = try Fields(json, "welcome")
+                let info = HostInfo(hostName: try f.string("hostName"), hostVersion: try f.string("hostVersion"), scope: try f.enumValue("scope"),
+                                    deviceID: try f.optionalString("deviceID").map { DeviceID($0) })
+                return .welcome(info, protocolVersion: try f.int("protocolVersion"))
+            }
+            return .message(try HostMsg(json: json))
         } catch {
             throw RemoteError(.badMessage, "a \(type) message: \(error.message)")
         }
     }
 
-    /// Decodes a client message (for test hosts), with the `label` of a `hello`.
-    public static func decodeClient(_ bytes: [UInt8]) throws(RemoteError) -> (ClientMsg, label: String?) {
+    /// A client message as a test host reads it: the message, and a `hello`'s fields read
+    /// directly (its Swift case grows with the protocol).
+    public struct ClientIncoming: Sendable {
+        public var message: ClientMsg
+        /// `hello.protocolVersion`, when the message is a hello.
+        public var helloVersion: Int64?
+        /// `hello.label`.
+        public var label: String?
+    }
+
+    /// Decodes a client message (for test hosts).
+    public static func decodeClient(_ bytes: [UInt8]) throws(RemoteError) -> ClientIncoming {
         let json = try self.json(bytes)
         do {
-            return (try ClientMsg(json: json), json["label"]?.stringValue)
+            let message = try ClientMsg(json: json)
+            let hello = message.type == "hello"
+            return ClientIncoming(message: message, helloVersion: hello ? json["protocolVersion"]?.intValue : nil,
+                                  label: hello ? json["label"]?.stringValue : nil)
         } catch {
             throw RemoteError(.badMessage, error.message)
         }

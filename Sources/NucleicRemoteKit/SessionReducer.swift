@@ -90,7 +90,7 @@ public enum SessionReducer {
             resolve(resolution, in: &state.mirror, deviceID: deviceID)
         case .error(let code, let message, let sessionID):
             state.banner = sessionID.map { "\(code.rawValue) (session \($0.rawValue.prefix(8))): \(message)" } ?? "\(code.rawValue): \(message)"
-        case .welcome, .pong, .ok, .projectList, .approvalList, .diff, .fixture, .integrated, .integrationRefused, .overlap:
+        default:
             break  // welcome comes as `.welcome(HostInfo)`; the rest are replies a remote client does not draw
         }
     }

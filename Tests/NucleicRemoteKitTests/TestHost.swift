@@ -172,8 +172,8 @@ actor TestHost {
         }
         defer { writer.cancel() }
         // hello first
-        guard let first = try? await link.receive(), let (hello, label) = try? RemoteWire.decodeClient(first),
-            case .hello(let version, _) = hello.body
+        guard let first = try? await link.receive(), let incoming = try? RemoteWire.decodeClient(first),
+            let version = incoming.helloVersion
         else {
             try? await link.send(RemoteWire.encode(HostMsg(.error(code: .badMessage, message: "the first message must be hello", sessionID: nil))))
             await link.close()
@@ -189,7 +189,7 @@ actor TestHost {
         if pattern == .xxpsk3 {
             guard let pairing else { await link.close(); return }
             invite = nil  // single use
-            device = Device(id: DeviceID.make(), label: label ?? "device", scope: pairing.scope)
+            device = Device(id: DeviceID.make(), label: incoming.label ?? "device", scope: pairing.scope)
             devices[link.remoteStaticKey] = device
         } else {
             guard let known = devices[link.remoteStaticKey], !known.revoked else {
@@ -201,10 +201,10 @@ actor TestHost {
         }
         let client = Client(link: link, device: device.id, label: device.label, outbox: outbox)
         clients[ObjectIdentifier(client)] = client
-        client.send(HostMsg(.welcome(protocolVersion: 1, scope: device.scope, hostName: hostName, hostVersion: "0.0-test"), requestID: hello.requestID),
+        client.send(HostMsg(.welcome(protocolVersion: 1, scope: device.scope, hostName: hostName, hostVersion: "0.0-test"), requestID: incoming.message.requestID),
                     deviceID: device.id)
         while let bytes = try? await link.receive() {
-            guard let (message, _) = try? RemoteWire.decodeClient(bytes) else {
+            guard let message = try? RemoteWire.decodeClient(bytes).message else {
                 client.send(HostMsg(.error(code: .badMessage, message: "not a client message", sessionID: nil)))
                 continue
             }
