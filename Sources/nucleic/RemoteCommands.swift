@@ -153,7 +153,7 @@ enum RemoteCommands {
         var name = [CChar](repeating: 0, count: 256)
         gethostname(&name, name.count)
         let host = String(cString: name)
-        return "\(ProcessEnvironment["USER"] ?? "user")@\(host.isEmpty ? "terminal" : host)"
+        return "\(RemoteEnvironment["USER"] ?? "user")@\(host.isEmpty ? "terminal" : host)"
     }
 }
 

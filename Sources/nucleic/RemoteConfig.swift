@@ -20,7 +20,7 @@ struct RemoteConfig {
     var host: PairedHost?
 
     static var folder: String {
-        let env = ProcessEnvironment.self
+        let env = RemoteEnvironment.self
         if let xdg = env["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/nucleic" }
         return (env["HOME"] ?? ".") + "/.config/nucleic"
     }
@@ -78,7 +78,7 @@ struct RemoteConfig {
     }
 }
 
-enum ProcessEnvironment {
+enum RemoteEnvironment {
     static subscript(name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
 
