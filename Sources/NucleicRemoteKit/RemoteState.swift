@@ -90,6 +90,7 @@ public enum ConnectionState: Sendable, Hashable {
         let stamp = asOf.map { " · as of \(Self.hhmm($0, utcOffsetSeconds))" } ?? ""
         switch self {
         case .connected(_, let catchingUp): return catchingUp > 0 ? "● Connected · catching up…" : "● Connected"
+        case .reconnecting(nil, 0, _): return "◐ Connecting…"
         case .reconnecting: return "◐ Reconnecting" + stamp
         case .disconnected: return "○ Disconnected" + stamp
         case .hostOffline: return "○ Host offline" + stamp

@@ -140,7 +140,9 @@ extension SessionTranscript {
                 if let output = result.output { $0.output = output }
                 $0.exitCode = result.exitCode
             } make: { ToolRow(toolCallID: result.toolCallID, name: "tool", output: result.output ?? "", exitCode: result.exitCode, status: status) }
-        case .approvalRequested(let request):
+        case .approvalRequested(var request):
+            // A transcript's request may not name its session; the transcript does.
+            if request.sessionID == nil { request.sessionID = sessionID }
             SessionReducer.upsert(request, into: &mirror)
             if !rows.contains(where: { $0.id == "approval:\(request.id.rawValue)" }) {
                 rows.append(TranscriptRow(id: "approval:\(request.id.rawValue)", seq: seq, content: .approval(request.id)))

@@ -18,7 +18,7 @@ enum RemoteWatch {
         let connection = Connection(host: host, identity: key, dialer: TCPDialer(),
                                     options: .init(clientName: "nucleic-remote-watch", autoSubscribe: (.full, .snapshot),
                                                    startFor: { id in saved[id].map { .after($0) } }))
-        let printer = WatchPrinter(saved: saved)
+        let printer = WatchPrinter(saved: saved, hostName: host.hostName)
         await connection.start()
         let lines = StandardInputLines.stream()
         await withTaskGroup(of: Void.self) { group in
@@ -74,13 +74,18 @@ actor WatchPrinter {
     var printed: Set<String> = []
     var cursors: [SessionID: Int64]
 
-    init(saved: [SessionID: Int64]) { cursors = saved }
+    let hostName: String
+
+    init(saved: [SessionID: Int64], hostName: String) {
+        cursors = saved
+        self.hostName = hostName
+    }
 
     func approval(number: Int) -> ApprovalID? { approvalsByNumber[number] }
     func session(number: Int) -> SessionID? { number >= 1 && number <= sessionNumbers.count ? sessionNumbers[number - 1] : nil }
 
     func show(_ state: RemoteState) {
-        let newChip = "\(state.host?.hostName ?? "host") · \(state.connection.chip()) · NEEDS YOU: \(state.mirror.badge)"
+        let newChip = "\(state.host?.hostName ?? hostName) · \(state.connection.chip()) · NEEDS YOU: \(state.mirror.badge)"
         if newChip != chip {
             chip = newChip
             Output.standardOutput("— \(newChip)")

@@ -234,6 +234,19 @@ func tool(_ id: String = "toolu_1", name: String = "Bash", kind: ToolKind? = .ex
         }
     }
 
+    @Test func aTranscriptsRequestWithoutASessionGetsItsSession() {
+        var t = Stepper()
+        let connecting = ConnectionState.reconnecting(asOf: nil, attempt: 0, reason: "connecting")
+        t.step(.local(.connection(connecting))) { $0.connection = connecting }
+        #expect(t.state.connection.chip() == "◐ Connecting…")
+        var bare = Fx.approval(Fx.a1, risk: .write)
+        bare.sessionID = nil
+        t.events(Fx.s2, Fx.events([.approvalRequested(bare)])) {
+            $0.mirror.approvals[Fx.a1] = ApprovalCard(approval: Fx.approval(Fx.a1, session: Fx.s2, risk: .write))
+            $0.mirror.transcripts[Fx.s2] = SessionTranscript(cursor: 1, rows: [TranscriptRow(id: "approval:\(Fx.a1.rawValue)", seq: 1, content: .approval(Fx.a1))])
+        }
+    }
+
     @Test func streamingCutShortByTheTurnEndStopsStreaming() {
         var t = Stepper()
         t.events(Fx.s1, Fx.events([.assistantText(text: "Half", isPartial: true), .toolCallCompleted(ToolResult(toolCallID: "x", status: .interrupted))])) {
