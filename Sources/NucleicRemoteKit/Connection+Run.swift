@@ -75,8 +75,12 @@ extension Connection {
         update(.local(.connection(.connected(since: clock.now(), catchingUp: open.count))))
         try await link.send(RemoteWire.encode(ClientMsg(.listSessions(includeArchived: false), requestID: takeRequestID())))
         for id in open { await sendSubscribe(id, on: link, catchUp: true) }
+        lastReceived = clock.now()
+        let heartbeat = options.heartbeatMilliseconds.map { interval in Task { await self.beat(every: interval, on: link) } }
+        defer { heartbeat?.cancel() }
         while !stopped {
             guard let bytes = try await link.receive() else { return }
+            lastReceived = clock.now()
             try await handle(bytes, on: link)
         }
     }
@@ -110,6 +114,21 @@ extension Connection {
                 subscriptions[s.sessionID] = Subscription(verbosity: auto.verbosity, start: options.startFor?(s.sessionID) ?? auto.start)
                 await sendSubscribe(s.sessionID, on: link, catchUp: false)
             }
+        }
+    }
+
+    /// Pings every `interval` ms; closes the link when nothing arrived for two intervals.
+    func beat(every interval: Int64, on link: SecureLink) async {
+        while !Task.isCancelled, self.link === link {
+            do { try await clock.sleep(milliseconds: interval) } catch { return }
+            guard self.link === link, !Task.isCancelled else { return }
+            let silent = clock.now().millisecondsSince1970 - (lastReceived?.millisecondsSince1970 ?? 0)
+            if silent >= 2 * interval {
+                silentLinksDropped += 1
+                await link.close()
+                return
+            }
+            try? await link.send(RemoteWire.encode(ClientMsg(.ping, requestID: takeRequestID())))
         }
     }
 

@@ -34,10 +34,15 @@ public actor Connection {
         /// (`startFor`, when given, may choose another start per session: a saved cursor).
         public var autoSubscribe: (verbosity: ClientMsg.Verbosity, start: Start)?
         public var startFor: (@Sendable (SessionID) -> Start?)?
+        /// While live, a `ping` every this many milliseconds; a link on which nothing at all
+        /// arrived for two intervals is taken for dead (a half-open TCP connection after a network
+        /// change) and replaced. Nil: no heartbeat.
+        public var heartbeatMilliseconds: Int64?
 
         public init(clientName: String = "nucleic-remote-kit", backoff: Backoff = Backoff(),
                     autoSubscribe: (verbosity: ClientMsg.Verbosity, start: Start)? = nil,
-                    startFor: (@Sendable (SessionID) -> Start?)? = nil) {
+                    startFor: (@Sendable (SessionID) -> Start?)? = nil, heartbeatMilliseconds: Int64? = 15_000) {
+            self.heartbeatMilliseconds = heartbeatMilliseconds
             self.clientName = clientName
             self.backoff = backoff
             self.autoSubscribe = autoSubscribe
@@ -75,6 +80,10 @@ public actor Connection {
     var nextObserver = 0
     var runTask: Task<Void, Never>?
     var stopped = false
+    /// When the current link last delivered anything.
+    var lastReceived: Timestamp?
+    /// Links given up for silence (heartbeat), for tests and diagnostics.
+    public internal(set) var silentLinksDropped = 0
 
     /// - Parameters:
     ///   - jitter: a number in [0, 1) per reconnect attempt (`Backoff`); tests fix it.

@@ -16,11 +16,11 @@ struct Rig {
 
     /// A device the host knows, and a connection for it (not started).
     func client(label: String = "phone", scope: Scope = .approve, autoSubscribe: Bool = true, identity: NoiseKeyPair = .generate(),
-                network: InMemoryNetwork? = nil) async -> Connection {
+                network: InMemoryNetwork? = nil, heartbeat: Int64? = nil) async -> Connection {
         let id = await host.pairDevice(publicKey: identity.publicKey, label: label, scope: scope)
         let paired = PairedHost(hostKey: host.key.publicKey, addresses: ["127.0.0.1:7800"], hostName: "test-host", deviceID: id, scope: scope, label: label)
         return Connection(host: paired, identity: identity, dialer: network ?? self.network,
-                          options: .init(clientName: "test", autoSubscribe: autoSubscribe ? (.full, .beginning) : nil),
+                          options: .init(clientName: "test", autoSubscribe: autoSubscribe ? (.full, .beginning) : nil, heartbeatMilliseconds: heartbeat),
                           clock: clock, jitter: { 0.5 })
     }
 
@@ -155,6 +155,24 @@ struct Rig {
         #expect(await client.backoffDelays.last == 187)
         await client.stop()
         #expect(await client.state.connection == .disconnected(asOf: rig.clock.now()))
+    }
+
+    @Test func aSilentLinkIsDroppedByTheHeartbeatAndReplaced() async {
+        let rig = Rig()
+        await rig.populate()
+        let client = await rig.client(heartbeat: 1000)
+        await client.start()
+        _ = await rig.caughtUp(client)
+        // The host goes quiet (it reads, answers nothing, not even pings): the heartbeat, whose
+        // test clock moves a whole interval per sleep, gives the link up and reconnects.
+        await rig.host.setSilent(true)
+        _ = await client.waitUntil { !$0.connection.isLive }
+        #expect(await client.silentLinksDropped >= 1)
+        await rig.host.setSilent(false)
+        let s = await rig.caughtUp(client)
+        let connects = await client.connects
+        #expect(s.connection.isLive && connects >= 2)
+        await client.stop()
     }
 
     @Test func anUnknownDeviceIsToldSoAndStopsRetrying() async {

@@ -52,6 +52,9 @@ actor TestHost {
 
     func setBacklogChunk(_ n: Int) { backlogChunk = n }
     func setOverlap(_ n: Int) { overlap = n }
+    /// A silent host reads but answers nothing after welcome (a half-open connection).
+    var silent = false
+    func setSilent(_ on: Bool) { silent = on }
 
     /// Registers a device as paired.
     func pairDevice(publicKey: [UInt8], label: String, scope: Scope = .approve) -> DeviceID {
@@ -209,7 +212,7 @@ actor TestHost {
                 continue
             }
             self.received.append(message.type)
-            handle(message, from: client, scope: device.scope)
+            if !silent { handle(message, from: client, scope: device.scope) }
         }
         clients[ObjectIdentifier(client)] = nil
         outbox.finish()
