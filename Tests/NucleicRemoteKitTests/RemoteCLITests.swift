@@ -148,6 +148,12 @@ final class CLIProcess: @unchecked Sendable {
         #expect(late.0 == 0 && late.1 == ["already resolved: approved on Ana's iPhone"])
 
         // Killed, the turn goes on; restarted, the watch shows the rest once and nothing twice.
+        // The cursor is saved right after printing: kill once it is on disk (else the last rows
+        // would rightly be printed again, never missed).
+        let seq = await host.lastSeq(Fx.s1)
+        while (try? String(contentsOfFile: laptop + "/nucleic/remote-cursors.json", encoding: .utf8))?.contains("\"\(Fx.s1.rawValue)\":\(seq)") != true {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
         let before = watch.all.withLock { $0 }
         watch.kill()
         await host.append(Fx.after, to: Fx.s1)
