@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 import Dispatch
+import Foundation
 import Synchronization
 
 /// A TCP connection on POSIX sockets, for Linux (the `nucleic remote` client and the tests).
@@ -11,26 +12,117 @@ import Synchronization
 /// `connection.cancel()`.
 ///
 /// ### Invariants
-/// - Blocking calls (`recv`, `send`, `poll`) run on this connection's own dispatch queues, never on
-///   the Swift concurrency pool.
-/// - `close()` shuts the socket down (waking a blocked `recv`); the descriptor itself is closed only
-///   in `deinit`, when no queue uses it any more, so a reused descriptor number is never touched.
+/// - Blocking calls run off the Swift concurrency pool: `recv` on a thread of this connection's
+///   own (a reader blocked for hours must not hold one of Dispatch's few workers), `send` on a
+///   serial dispatch queue, `connect` on a thread of its own.
+/// - `close()` shuts the socket down (waking the blocked `recv`); the descriptor itself is closed
+///   once both the reader thread has finished and the transport is released, so a reused
+///   descriptor number is never read, written or shut down.
 /// - Writes use `MSG_NOSIGNAL`: a peer that went away is an error, never SIGPIPE.
 public final class TCPTransport: Transport, @unchecked Sendable {
     // @unchecked: `fd` is immutable; `closed` is atomic; the queues serialize reads and writes.
     let fd: Int32
-    private let readQueue = DispatchQueue(label: "nucleic.remote.tcp.read")
     private let writeQueue = DispatchQueue(label: "nucleic.remote.tcp.write")
     private let closed = Atomic<Bool>(false)
+    /// Chunks read by the reader thread; nil ends the stream, an error ends it too.
+    private let chunks = ChunkQueue()
     /// `host:port` of the peer, for messages.
     public let address: String
+
+    private let descriptor: Descriptor
 
     init(fd: Int32, address: String) {
         self.fd = fd
         self.address = address
+        let descriptor = Descriptor(fd: fd)
+        self.descriptor = descriptor
+        let reader = Reader(fd: fd, address: address)
+        let chunks = self.chunks
+        // The thread holds the reader, the queue and the descriptor's owner, not the transport.
+        Thread.detachNewThread {
+            reader.run(chunks)
+            descriptor.readerFinished()
+        }
     }
 
-    deinit { _ = Glibc.close(fd) }
+    deinit { descriptor.ownerReleased() }
+
+    /// Closes the descriptor when both its users are done with it.
+    final class Descriptor: Sendable {
+        let fd: Int32
+        let state = Mutex((readerDone: false, ownerGone: false))
+        init(fd: Int32) { self.fd = fd }
+
+        func readerFinished() {
+            if state.withLock({ $0.readerDone = true; return $0.ownerGone }) { _ = Glibc.close(fd) }
+        }
+
+        /// The transport is gone: wake the reader if it still reads, close if it is done.
+        func ownerReleased() {
+            // Shut down under the lock: the reader cannot close the descriptor meanwhile.
+            let readerDone = state.withLock { s in
+                s.ownerGone = true
+                if !s.readerDone { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+                return s.readerDone
+            }
+            if readerDone { _ = Glibc.close(fd) }
+        }
+    }
+
+    /// Reads until the end of the stream or an error, on its own thread.
+    struct Reader: Sendable {
+        let fd: Int32
+        let address: String
+
+        func run(_ out: ChunkQueue) {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+                if n > 0 {
+                    out.push(.success(Array(buffer[0..<n])))
+                    continue
+                }
+                if n < 0 && errno == EINTR { continue }
+                out.push(n == 0 ? .success(nil) : .failure(RemoteError(.closed, "reading from \(address) failed: \(String(cString: strerror(errno)))")))
+                return
+            }
+        }
+    }
+
+    /// What the reader thread hands to `receive()`: chunks in order, then the end.
+    final class ChunkQueue: Sendable {
+        struct State {
+            var items: [Result<[UInt8]?, RemoteError>] = []
+            var waiter: CheckedContinuation<Result<[UInt8]?, RemoteError>, Never>?
+            var ended = false
+        }
+        let state = Mutex(State())
+
+        func push(_ item: Result<[UInt8]?, RemoteError>) {
+            let waiter: CheckedContinuation<Result<[UInt8]?, RemoteError>, Never>? = state.withLock { s in
+                if case .success(.some) = item {} else { s.ended = true }
+                if let w = s.waiter {
+                    s.waiter = nil
+                    return w
+                }
+                s.items.append(item)
+                return nil
+            }
+            waiter?.resume(returning: item)
+        }
+
+        func pop() async -> Result<[UInt8]?, RemoteError> {
+            await withCheckedContinuation { c in
+                let ready: Result<[UInt8]?, RemoteError>? = state.withLock { s in
+                    if !s.items.isEmpty { return s.items.removeFirst() }
+                    if s.ended { return .success(nil) }
+                    s.waiter = c
+                    return nil
+                }
+                if let ready { c.resume(returning: ready) }
+            }
+        }
+    }
 
     public func send(_ bytes: [UInt8]) async throws(RemoteError) {
         let result: Result<Void, RemoteError> = await withCheckedContinuation { c in
@@ -40,10 +132,9 @@ public final class TCPTransport: Transport, @unchecked Sendable {
     }
 
     public func receive() async throws(RemoteError) -> [UInt8]? {
-        let result: Result<[UInt8]?, RemoteError> = await withCheckedContinuation { c in
-            readQueue.async { [self] in c.resume(returning: readSome()) }
-        }
-        return try result.get()
+        let next = await chunks.pop()
+        if closed.load(ordering: .acquiring) { return nil }
+        return try next.get()
     }
 
     public func close() async {
@@ -63,19 +154,6 @@ public final class TCPTransport: Transport, @unchecked Sendable {
         }
         return .success(())
     }
-
-    private func readSome() -> Result<[UInt8]?, RemoteError> {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            if closed.load(ordering: .acquiring) { return .success(nil) }
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
-            if n > 0 { return .success(Array(buffer[0..<n])) }
-            if n == 0 { return .success(nil) }
-            if errno == EINTR { continue }
-            if closed.load(ordering: .acquiring) { return .success(nil) }
-            return .failure(RemoteError(.closed, "reading from \(address) failed: \(String(cString: strerror(errno)))"))
-        }
-    }
 }
 
 /// Connects over TCP with a timeout; keepalive on, Nagle off.
@@ -91,7 +169,7 @@ public struct TCPDialer: Dialer {
         let (host, port) = try Self.split(address)
         let timeout = connectTimeoutMilliseconds
         let result: Result<Int32, RemoteError> = await withCheckedContinuation { c in
-            DispatchQueue.global().async { c.resume(returning: Self.open(host: host, port: port, address: address, timeout: timeout)) }
+            Thread.detachNewThread { c.resume(returning: Self.open(host: host, port: port, address: address, timeout: timeout)) }
         }
         return TCPTransport(fd: try result.get(), address: address)
     }

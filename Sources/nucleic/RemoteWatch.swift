@@ -172,12 +172,23 @@ actor WatchPrinter {
 enum StandardInputLines {
     static func stream() -> AsyncStream<String> {
         let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-        DispatchQueue.global().async {
-            while let line = readLine() { continuation.yield(line) }
-            continuation.finish()
-        }
+        // A thread of its own: a read blocked for hours must not hold one of Dispatch's workers.
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(LineReader(continuation)).toOpaque()
+        pthread_create(&thread, nil, { raw in
+            let reader = Unmanaged<LineReader>.fromOpaque(raw!).takeRetainedValue()
+            while let line = readLine() { reader.continuation.yield(line) }
+            reader.continuation.finish()
+            return nil
+        }, box)
+        pthread_detach(thread)
         return lines
     }
+}
+
+final class LineReader: Sendable {
+    let continuation: AsyncStream<String>.Continuation
+    init(_ continuation: AsyncStream<String>.Continuation) { self.continuation = continuation }
 }
 
 extension String {

@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import Glibc
 import NucleicProtocol
 @testable import NucleicRemoteKit
@@ -26,7 +26,7 @@ final class TCPListener: @unchecked Sendable {
         port = UInt16(bigEndian: addr.sin_port)
         let fd = self.fd
         let port = self.port
-        DispatchQueue.global().async {
+        Thread.detachNewThread {
             while true {
                 let client = accept(fd, nil, nil)
                 if client < 0 { if errno == EINTR { continue } else { _ = Glibc.close(fd); return } }

@@ -12,8 +12,11 @@ final class CLIProcess: @unchecked Sendable {
     private let continuation: AsyncStream<String>.Continuation
     let all = Mutex<[String]>([])
     let stderr = Mutex<String>("")
-    /// Signalled when standard error reached its end.
-    let stderrDone = DispatchSemaphore(value: 0)
+    /// Ends when standard error reached its end.
+    let stderrDone: AsyncStream<Void>
+    private let stderrDoneContinuation: AsyncStream<Void>.Continuation
+    /// The exit status once known, and who waits for it (no blocking waits on the test pool).
+    let exit = Mutex<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
     static var binary: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -22,6 +25,7 @@ final class CLIProcess: @unchecked Sendable {
 
     init(_ arguments: [String], config: String, stdin: Bool = false) throws {
         (lines, continuation) = AsyncStream.makeStream(of: String.self)
+        (stderrDone, stderrDoneContinuation) = AsyncStream.makeStream(of: Void.self)
         process.executableURL = Self.binary
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
@@ -35,7 +39,7 @@ final class CLIProcess: @unchecked Sendable {
         // Blocking reads on threads of their own until end of file (readabilityHandler on Linux
         // can report an empty read before the data).
         let outFD = out.fileHandleForReading.fileDescriptor, errFD = err.fileHandleForReading.fileDescriptor
-        DispatchQueue.global().async { [self] in
+        Thread.detachNewThread { [self] in
             var pending: [UInt8] = []
             Self.readAll(outFD) { chunk in
                 pending += chunk
@@ -54,11 +58,20 @@ final class CLIProcess: @unchecked Sendable {
             }
             continuation.finish()
         }
-        DispatchQueue.global().async { [self] in
+        Thread.detachNewThread { [self] in
             var bytes: [UInt8] = []
             Self.readAll(errFD) { chunk in bytes += chunk }
             stderr.withLock { $0 = String(decoding: bytes, as: UTF8.self) }
-            stderrDone.signal()
+            stderrDoneContinuation.finish()
+        }
+        process.terminationHandler = { [self] p in
+            let status = p.terminationStatus
+            let waiters = exit.withLock { e in
+                e.status = status
+                defer { e.waiters = [] }
+                return e.waiters
+            }
+            for w in waiters { w.resume(returning: status) }
         }
         try process.run()
     }
@@ -78,9 +91,9 @@ final class CLIProcess: @unchecked Sendable {
         let p = try CLIProcess(arguments, config: config)
         var out: [String] = []
         for await line in p.lines { out.append(line) }
-        p.process.waitUntilExit()
-        p.stderrDone.wait()
-        return (p.process.terminationStatus, out, p.stderr.withLock { $0 })
+        let status = await p.wait()
+        for await _ in p.stderrDone {}
+        return (status, out, p.stderr.withLock { $0 })
     }
 
     /// Reads lines until one contains `text` (the suite's time limit bounds the wait).
@@ -94,9 +107,20 @@ final class CLIProcess: @unchecked Sendable {
         (process.standardInput as? Pipe)?.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
-    func kill() {
+    func wait() async -> Int32 {
+        await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
+            let done: Int32? = exit.withLock { e in
+                if let status = e.status { return status }
+                e.waiters.append(c)
+                return nil
+            }
+            if let done { c.resume(returning: done) }
+        }
+    }
+
+    func kill() async {
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = await wait()
     }
 }
 
@@ -155,13 +179,12 @@ final class CLIProcess: @unchecked Sendable {
             try await Task.sleep(nanoseconds: 10_000_000)
         }
         let before = watch.all.withLock { $0 }
-        watch.kill()
+        await watch.kill()
         await host.append(Fx.after, to: Fx.s1)
         let again = try CLIProcess(["remote", "watch"], config: laptop, stdin: true)
         await again.waitForLine(containing: "■ turn ended")
         again.send("q")
-        again.process.waitUntilExit()
-        #expect(again.process.terminationStatus == 0)
+        #expect(await again.wait() == 0)
         let after = again.all.withLock { $0 }
         let rows = { (lines: [String]) in lines.filter { $0.hasPrefix("[fix-build #") } }
         #expect(Set(rows(before)).isDisjoint(with: rows(after)), "\(rows(after))")
