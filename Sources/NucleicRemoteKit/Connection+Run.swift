@@ -47,6 +47,12 @@ extension Connection {
                 lastError = error
                 continue
             }
+            if stopped {
+                await transport.close()
+                throw RemoteError(.closed, "stopped")
+            }
+            connecting = transport
+            defer { connecting = nil }
             let handshake: HandshakeState
             do {
                 handshake = try HandshakeState(pattern: .ik, role: .initiator, localStatic: identity, remoteStatic: host.hostKey)

@@ -73,6 +73,8 @@ public actor Connection {
 
     var subscriptions: [SessionID: Subscription] = [:]
     var link: SecureLink?
+    /// The transport of a connect in progress (closed by `stop()` so a silent host cannot hold it).
+    var connecting: (any Transport)?
     var nextRequestID: Int64 = 1
     var waiters: [Int64: CheckedContinuation<HostMsg?, Never>] = [:]
     var catchUp: Set<Int64> = []
@@ -112,6 +114,7 @@ public actor Connection {
         let task = runTask
         task?.cancel()
         await link?.close()
+        await connecting?.close()
         await task?.value
         update(.local(.connection(.disconnected(asOf: state.connection.isLive ? clock.now() : state.connection.asOf))))
         for (_, c) in observers { c.finish() }

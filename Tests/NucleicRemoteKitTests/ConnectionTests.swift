@@ -1,6 +1,7 @@
 import NucleicProtocol
 @testable import NucleicRemoteKit
 import NucleicWire
+import Synchronization
 import Testing
 
 /// A host, a network to it, and clients paired with it.
@@ -173,6 +174,18 @@ struct Rig {
         let connects = await client.connects
         #expect(s.connection.isLive && connects >= 2)
         await client.stop()
+    }
+
+    @Test func stopReturnsWhileAHostThatNeverAnswersHoldsTheHandshake() async {
+        let held = Mutex<[InMemoryTransport]>([])
+        let network = InMemoryNetwork { _, t in held.withLock { $0.append(t) } }  // accepted, never answered
+        let paired = PairedHost(hostKey: NoiseKeyPair.generate().publicKey, addresses: ["a:1"], hostName: "h", deviceID: nil, scope: .approve, label: "x")
+        let client = Connection(host: paired, identity: .generate(), dialer: network, clock: TestClock(), jitter: { 0 })
+        await client.start()
+        while network.attempts == 0 { await Task.yield() }
+        await client.stop()
+        #expect(await client.state.connection == .disconnected(asOf: nil))
+        #expect(held.withLock { $0.allSatisfy(\.isClosed) })
     }
 
     @Test func anUnknownDeviceIsToldSoAndStopsRetrying() async {
