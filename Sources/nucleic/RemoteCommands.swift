@@ -109,7 +109,9 @@ enum RemoteCommands {
 
     /// Prints an action's outcome; the exit status is 0 for done and already-resolved (a normal
     /// outcome), 1 when nothing or not everything happened.
-    static func report(_ outcome: ActionOutcome, what: String, risk: Risk? = nil) -> Int32 {
+    /// `interactive` (watch): every outcome on standard output, without the `nucleic:` prefix.
+    static func report(_ outcome: ActionOutcome, what: String, risk: Risk? = nil, interactive: Bool = false) -> Int32 {
+        let problem: (String) -> Void = interactive ? { Output.standardOutput("  \($0)") } : { Output.standardError("nucleic: \($0)") }
         switch outcome {
         case .done:
             Output.standardOutput(what)
@@ -118,16 +120,16 @@ enum RemoteCommands {
             Output.standardOutput("already resolved: \(who)")
             return 0
         case .notLive(let reason):
-            Output.standardError("nucleic: not sent: \(reason)")
+            problem("not sent: \(reason)")
             return 1
         case .needsDeliberateStep:
-            Output.standardError("nucleic: not sent: this approval's risk is \(risk?.rawValue ?? "high"); look at it, then run again with --confirm-risk")
+            problem("not sent: this approval's risk is \(risk?.rawValue ?? "high"); look at it, then " + (interactive ? "allow it with a! N" : "run again with --confirm-risk"))
             return 1
         case .failed(let reason):
-            Output.standardError("nucleic: \(reason)")
+            problem(reason)
             return 1
         case .refused(let code, let message):
-            Output.standardError("nucleic: the host refused (\(code)): \(message)")
+            problem("the host refused (\(code)): \(message)")
             return 1
         }
     }

@@ -51,13 +51,15 @@ enum RemoteWatch {
             }
             let decision: Decision = verb == "d" ? .deny(message: words.count > 2 ? words[2] : "") : .allow
             let outcome = await connection.respond(to: id, with: decision, deliberate: verb == "a!")
-            _ = RemoteCommands.report(outcome, what: "→ [\(number)] \(verb == "d" ? "denied" : "approved") \(RemoteCommands.short(id.rawValue))")
+            let risk = await connection.state.mirror.approvals[id]?.approval.risk
+            _ = RemoteCommands.report(outcome, what: "→ [\(number)] \(verb == "d" ? "denied" : "approved") \(RemoteCommands.short(id.rawValue))",
+                                      risk: risk, interactive: true)
         case "s":
             guard let number, words.count > 2, let id = await printer.session(number: number) else {
                 Output.standardOutput("? s N TEXT: N is a session's number in the list")
                 return
             }
-            _ = RemoteCommands.report(await connection.sendInput(words[2], to: id), what: "→ sent to [\(number)]")
+            _ = RemoteCommands.report(await connection.sendInput(words[2], to: id), what: "→ sent to [\(number)]", interactive: true)
         default:
             Output.standardOutput("? commands: a N, a! N, d N [message], s N TEXT, q")
         }

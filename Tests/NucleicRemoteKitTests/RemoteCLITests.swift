@@ -195,6 +195,33 @@ final class CLIProcess: @unchecked Sendable {
         #expect(cursors.contains("\"\(Fx.s1.rawValue)\":\(await host.lastSeq(Fx.s1))"))
     }
 
+    @Test func watchAnswersFromTheKeyboardWithTheRiskGate() async throws {
+        let host = TestHost()
+        let listener = try TCPListener(host: host)
+        defer { listener.close() }
+        await host.addSession(Fx.s1, title: "cleanup", updatedAtSecond: 1)
+        await host.append(Fx.turn(approval: Fx.approval(Fx.a1, risk: .destructive, command: "rm -rf build", scopes: [])), to: Fx.s1)
+        let config = try folder()
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let uri = await host.makeInvite(address: listener.address).uri
+        #expect(try await CLIProcess.run(["remote", "pair", uri, "--label", "desk"], config: config).0 == 0)
+        let watch = try CLIProcess(["remote", "watch"], config: config, stdin: true)
+        let card = await watch.waitForLine(containing: "! [1] approval")
+        #expect(card?.contains("rm -rf build [risk: destructive] — risky: a! 1 to allow, d 1 to deny") == true, "\(card ?? "")")
+        watch.send("a 1")
+        await watch.waitForLine(containing: "not sent: this approval's risk is destructive")
+        #expect(await host.isPending(Fx.a1))
+        watch.send("x")
+        await watch.waitForLine(containing: "? commands:")
+        watch.send("a! 1")
+        #expect(await watch.waitForLine(containing: "✓ [1] approval")?.hasSuffix("approved on desk") == true)
+        #expect(!(await host.isPending(Fx.a1)))
+        watch.send("s 1 now the tests")
+        await watch.waitForLine(containing: "you › now the tests")
+        watch.send("q")
+        #expect(await watch.wait() == 0)
+    }
+
     @Test func withoutPairingOrAHostTheCommandsSayWhatToDo() async throws {
         let empty = try folder()
         let (status, _, err) = try await CLIProcess.run(["remote", "ls"], config: empty)
