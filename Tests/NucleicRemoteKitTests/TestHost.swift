@@ -251,7 +251,7 @@ actor TestHost {
         case .unsubscribe(let id):
             c.subscriptions.withLock { $0[id] = nil }
             c.send(HostMsg(.ok, requestID: rid))
-        case .approvalRespond(let approvalID, let decision):
+        case .approvalRespond(let approvalID, let decision, _):
             guard let (sid, s) = sessions.first(where: { $0.value.pending[approvalID] != nil || $0.value.resolved[approvalID] != nil }) else {
                 c.send(HostMsg(.error(code: .notFound, message: "no approval \(approvalID)", sessionID: nil), requestID: rid))
                 return
