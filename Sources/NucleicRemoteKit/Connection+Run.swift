@@ -176,7 +176,9 @@ public enum ActionOutcome: Sendable, Hashable {
 extension Connection {
     /// Answers an approval, only on a live channel. `deliberate` says the surface took the
     /// deliberate step (Face ID, an opened card, a typed confirmation) that `RiskGate` asks for.
-    public func respond(to approvalID: ApprovalID, with decision: Decision, deliberate: Bool = false) async -> ActionOutcome {
+    /// `denyAlways` (beside a deny only) also asks the host for a deny rule at that scope.
+    public func respond(to approvalID: ApprovalID, with decision: Decision, denyAlways: ApprovalScope? = nil,
+                        deliberate: Bool = false) async -> ActionOutcome {
         guard let card = state.mirror.approvals[approvalID] else {
             return .refused(code: "notFound", message: "no approval \(approvalID.rawValue) is known to this client")
         }
@@ -187,9 +189,12 @@ extension Connection {
         case .pending: break
         }
         guard RiskGate.permits(decision, for: card.approval, deliberate: deliberate) else { return .needsDeliberateStep }
+        if denyAlways != nil, decision.allowsTool {
+            return .refused(code: "invalidDecision", message: "deny-always goes only with a deny")
+        }
         guard state.actionsEnabled, let link else { return .notLive(state.actionsDisabledReason ?? "reconnect to act") }
         update(.local(.answerSending(approvalID)))
-        let reply = await request(.approvalRespond(approvalID: approvalID, decision: decision), on: link)
+        let reply = await request(.approvalRespond(approvalID: approvalID, decision: decision, denyAlways: denyAlways), on: link)
         switch reply?.body {
         case nil:
             let message = "the connection dropped before the host answered; the approval is still pending unless another device answered"

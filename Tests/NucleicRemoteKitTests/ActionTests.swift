@@ -129,6 +129,18 @@ import Testing
         await viewer.stop()
     }
 
+    @Test func aDenyCanAskForADenyRule() async {
+        let rig = Rig()
+        await pendingApproval(rig)
+        let phone = await rig.client()
+        await phone.start()
+        _ = await hasCard(phone)
+        #expect(await phone.respond(to: Fx.a1, with: .allow, denyAlways: .toolThisSession) == .refused(code: "invalidDecision", message: "deny-always goes only with a deny"))
+        #expect(await phone.respond(to: Fx.a1, with: .deny(message: "never"), denyAlways: .toolThisSession) == .done)
+        #expect(await rig.host.lastDenyAlways == .toolThisSession)
+        await phone.stop()
+    }
+
     @Test func followUpInputIsSentAndShowsInTheTranscript() async {
         let rig = Rig()
         await pendingApproval(rig)

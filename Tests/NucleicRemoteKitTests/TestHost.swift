@@ -45,6 +45,8 @@ actor TestHost {
     var overlap = 0
     /// Seconds since the epoch of the first event; each event is 1 s later.
     let epoch: Int64 = 1_796_000_000_000
+    /// The `denyAlways` of the last answer received.
+    var lastDenyAlways: ApprovalScope?
     /// Messages received from clients (type names), for tests of "nothing was sent".
     var received: [String] = []
 
@@ -251,7 +253,8 @@ actor TestHost {
         case .unsubscribe(let id):
             c.subscriptions.withLock { $0[id] = nil }
             c.send(HostMsg(.ok, requestID: rid))
-        case .approvalRespond(let approvalID, let decision, _):
+        case .approvalRespond(let approvalID, let decision, let denyAlways):
+            lastDenyAlways = denyAlways
             guard let (sid, s) = sessions.first(where: { $0.value.pending[approvalID] != nil || $0.value.resolved[approvalID] != nil }) else {
                 c.send(HostMsg(.error(code: .notFound, message: "no approval \(approvalID)", sessionID: nil), requestID: rid))
                 return
