@@ -27,7 +27,7 @@ public struct PairedHost: Sendable, Hashable, JSONRepresentable {
 
     public var json: JSONValue {
         var o = JSONObject()
-        o.append("hostKey", .string(Base64URLCoder.encode(hostKey)))
+        o.append("hostKey", .string(Base64URL.encode(hostKey)))
         o.append("addresses", .array(addresses.map(JSONValue.string)))
         o.append("hostName", .string(hostName))
         o.append("deviceID", ifPresent: deviceID.map { .string($0.rawValue) })
@@ -38,7 +38,7 @@ public struct PairedHost: Sendable, Hashable, JSONRepresentable {
 
     public init(json: JSONValue) throws(ShapeError) {
         let f = try Fields(json, "paired host")
-        guard let key = Base64URLCoder.decode(try f.string("hostKey")), key.count == 32 else { throw ShapeError("paired host: hostKey must be 32 bytes in base64url") }
+        guard let key = Base64URL.decode(try f.string("hostKey")), key.count == 32 else { throw ShapeError("paired host: hostKey must be 32 bytes in base64url") }
         self.init(
             hostKey: key, addresses: (f["addresses"]?.arrayValue ?? []).compactMap(\.stringValue), hostName: try f.string("hostName"),
             deviceID: try f.optionalString("deviceID").map { DeviceID($0) }, scope: try f.enumValue("scope"), label: try f.string("label"))

@@ -1,9 +1,9 @@
 public import NucleicProtocol
 import NucleicWire
 
-/// Application messages to and from CBOR bytes (docs/PROTOCOL.md), with the remote contract's
-/// fields that `ClientMsg`/`HostMsg` do not carry yet: `hello.label` (pairing) and
-/// `welcome.deviceID`.
+/// Application messages to and from CBOR bytes (docs/PROTOCOL.md). `hello` and `welcome` are read
+/// field by field (`welcome` into `HostInfo`), so the kit does not depend on how the Swift cases
+/// of the handshake messages grow; a `label` given here is added to a `hello` that has none.
 public enum RemoteWire {
     /// What one received message is.
     public enum Incoming: Sendable, Hashable {

@@ -84,8 +84,8 @@ public struct PairingInvite: Sendable, Hashable {
             guard kv.count == 2, let value = Self.percentDecode(kv[1]) else { throw bad("'\(pair)' is not key=value") }
             switch kv[0] {
             case "v": version = value
-            case "hk": hk = Base64URLCoder.decode(value)
-            case "psk": psk = Base64URLCoder.decode(value)
+            case "hk": hk = Base64URL.decode(value)
+            case "psk": psk = Base64URL.decode(value)
             case "addr": addresses.append(value)
             case "name": name = value
             default: continue  // later versions may add fields
@@ -101,7 +101,7 @@ public struct PairingInvite: Sendable, Hashable {
 
     /// The URI form (what a QR code carries).
     public var uri: String {
-        var s = "nucleic://pair?v=1&hk=\(Base64URLCoder.encode(hostKey))&psk=\(Base64URLCoder.encode(secret))"
+        var s = "nucleic://pair?v=1&hk=\(Base64URL.encode(hostKey))&psk=\(Base64URL.encode(secret))"
         for a in addresses { s += "&addr=\(Self.percentEncode(a))" }
         return s + "&name=\(Self.percentEncode(hostName))"
     }
@@ -133,48 +133,6 @@ public struct PairingInvite: Sendable, Hashable {
                 let hex = Array("0123456789ABCDEF")
                 out += "%\(hex[Int(b >> 4)])\(hex[Int(b & 15)])"
             }
-        }
-        return out
-    }
-}
-
-/// Base64url without padding (RFC 4648 §5), as pairing links use (internal: NucleicProtocol may grow its own).
-enum Base64URLCoder {
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    public static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        var i = 0
-        while i < bytes.count {
-            let n = min(3, bytes.count - i)
-            var v = UInt32(bytes[i]) << 16
-            if n > 1 { v |= UInt32(bytes[i + 1]) << 8 }
-            if n > 2 { v |= UInt32(bytes[i + 2]) }
-            for k in 0...n { out.append(alphabet[Int((v >> (18 - 6 * UInt32(k))) & 63)]) }
-            i += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Nil for characters outside the alphabet, padding, or a length no encoding has.
-    public static func decode(_ text: String) -> [UInt8]? {
-        var values: [UInt32] = []
-        for b in text.utf8 {
-            guard let v = alphabet.firstIndex(of: b) else { return nil }
-            values.append(UInt32(v))
-        }
-        guard values.count % 4 != 1 else { return nil }
-        var out: [UInt8] = []
-        var i = 0
-        while i < values.count {
-            let chunk = values[i..<min(i + 4, values.count)]
-            var v: UInt32 = 0
-            for (k, x) in chunk.enumerated() { v |= x << (18 - 6 * UInt32(k)) }
-            let bytes = chunk.count - 1
-            for k in 0..<bytes { out.append(UInt8((v >> (16 - 8 * UInt32(k))) & 0xff)) }
-            // Unused low bits must be zero (one encoding per value).
-            if bytes < 3, v & ((1 << (UInt32(3 - bytes) * 8)) - 1) != 0 { return nil }
-            i += 4
         }
         return out
     }
