@@ -78,12 +78,16 @@ import Testing
         let address = "127.0.0.1:\(try Self.freePort())"
         try await DaemonHarness.with(serve: ["--listen", address, "--replay-speed", "max"]) { d in
             let phone = d.root + "/phone", laptop = d.root + "/laptop"
+            var devices: [String] = []
             for (config, label) in [(phone, "Ana's iPhone"), (laptop, "laptop")] {
                 let invite = try await d.json(["pair"])
                 let uri = try #require(invite["uri"]?.stringValue)
                 let paired = try await remote(d, config, ["pair", uri, "--label", label])
                 #expect(paired.status == .exited(0), "\(paired)")
                 #expect(paired.stdout.contains("as \"\(label)\""))
+                if let range = paired.stdout.range(of: "(device ") {
+                    devices.append(String(paired.stdout[range.upperBound...].prefix { $0 != "," }))
+                }
                 let mode = try FileManager.default.attributesOfItem(atPath: config + "/nucleic/remote.json")[.posixPermissions] as? NSNumber
                 #expect(mode?.intValue == 0o600)
             }
@@ -134,6 +138,13 @@ import Testing
             #expect(seqs == expected, "\(rows(again.lines))")
             #expect(rows(again.lines).first == "[hello #\(expected[0])] you › and now a README")
             #expect(Set(rows(before)).isDisjoint(with: rows(again.lines)))
+
+            // Revoked on the host: the phone is told to pair again.
+            #expect(devices.count == 2)
+            _ = try await d.ok(["revoke", devices[0]])
+            let refused = try await remote(d, phone, ["ls"])
+            #expect(refused.status == .exited(1) && refused.stderr.contains("pair again"), "\(refused)")
+            #expect(try await remote(d, laptop, ["ls"]).status == .exited(0))
         }
     }
 }
