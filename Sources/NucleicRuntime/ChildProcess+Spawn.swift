@@ -13,6 +13,8 @@ extension ChildProcess {
     ///   - arguments: argv after argv[0], which is `executable` as given.
     ///   - environment: the child's whole environment; nil inherits the host's.
     ///   - workingDirectory: the child's cwd; nil inherits the host's.
+    ///   - newSession: start the child in a session of its own (`setsid`) rather than only a
+    ///     process group: detached from the host's terminal and session (shims).
     /// - Throws: `ProcessError` naming what failed and the path involved: `executableNotFound`,
     ///   `executableNotRunnable`, `workingDirectoryMissing`, `workingDirectoryNotAccessible`,
     ///   `invalidArgument`, `resourceUnavailable`, `spawnFailed`.
@@ -20,7 +22,8 @@ extension ChildProcess {
         executable: String,
         arguments: [String] = [],
         environment: [String: String]? = nil,
-        workingDirectory: String? = nil
+        workingDirectory: String? = nil,
+        newSession: Bool = false
     ) throws(ProcessError) -> ChildProcess {
         _ = ignoreSIGPIPE
         let environmentEntries = environment.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } }
@@ -53,7 +56,7 @@ extension ChildProcess {
             withCStrings(environmentEntries) { envp in
                 Registry.spawning {
                     nucleic_spawn(path, argv, envp, workingDirectory, pipes[0][0], pipes[1][1], pipes[2][1],
-                                  Int32(NUCLEIC_SPAWN_NEW_PGROUP))
+                                  Int32(newSession ? NUCLEIC_SPAWN_NEW_SESSION : NUCLEIC_SPAWN_NEW_PGROUP))
                 }
             }
         }

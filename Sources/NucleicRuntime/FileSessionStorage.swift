@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 public import NucleicStore
 public import NucleicProtocol
@@ -9,14 +12,23 @@ public import NucleicProtocol
 /// journal is synced, then the transcript batch is written and synced. So a transcript line
 /// never points at raw bytes that could be lost, and a crash loses at most raw lines that no
 /// event refers to yet (docs/STORE.md).
+///
+/// With `ownsJournal: false` (a session under a shim) the journal is the shim's: it is created
+/// with its header here if missing, then left closed; the shim writes and syncs it, and events
+/// only ever point at records the shim has reported durable.
 public final class FileSessionStorage: SessionStorage, Sendable {
     // The store's file classes are not Sendable; every use is under this mutex.
-    private let files: Mutex<(journal: RawJournal, transcript: Transcript)>
+    private let files: Mutex<(journal: RawJournal?, transcript: Transcript)>
     public let folder: SessionFolder
 
-    public init(folder: SessionFolder, header: RawJournal.Header) throws(StoreError) {
+    public init(folder: SessionFolder, header: RawJournal.Header, ownsJournal: Bool = true) throws(StoreError) {
         self.folder = folder
-        let journal = try folder.openRawJournal(creatingWith: header)
+        var journal: RawJournal?
+        if ownsJournal {
+            journal = try folder.openRawJournal(creatingWith: header)
+        } else if access(folder.rawJournalPath, F_OK) != 0 {
+            try folder.openRawJournal(creatingWith: header).close()
+        }
         let transcript = try folder.openTranscript()
         files = Mutex((journal, transcript))
     }
@@ -28,13 +40,16 @@ public final class FileSessionStorage: SessionStorage, Sendable {
         case .err: .err
         }
         return try files.withLock { files throws(StoreError) -> Int64 in
-            try files.journal.append(direction: dir, line: line, t: t, sync: false)
+            guard let journal = files.journal else {
+                throw StoreError(.closed, "\(folder.rawJournalPath) belongs to the session's shim", path: folder.rawJournalPath)
+            }
+            return try journal.append(direction: dir, line: line, t: t, sync: false)
         }
     }
 
     public func appendEvents(_ events: [SequencedEvent]) throws {
         try files.withLock { files throws(StoreError) in
-            try files.journal.sync()
+            try files.journal?.sync()
             try files.transcript.append(events, sync: true)
         }
     }
@@ -52,7 +67,7 @@ public final class FileSessionStorage: SessionStorage, Sendable {
 
     public func close() {
         files.withLock { files in
-            files.journal.close()
+            files.journal?.close()
             files.transcript.close()
         }
     }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 public import NucleicAdapters
 public import NucleicProtocol
+import NucleicStore
 
 /// One agent at work: its process, its codec, its journal and transcript, its status.
 ///
@@ -21,25 +22,44 @@ public actor Session {
     public nonisolated let id: SessionID
     public nonisolated let backend: String
     private let storage: any SessionStorage
-    private var codec: any AgentCodec
-    private var lifecycle: SessionLifecycle
-    private var seq: Int64
+    var codec: any AgentCodec
+    var lifecycle: SessionLifecycle
+    var seq: Int64
     private var process: ChildProcess?
     private var framer = LineFramer()
     private let startedAt = Timestamp.now()
-    private var subscribers: [Int: AsyncStream<SequencedEvent>.Continuation] = [:]
+    var subscribers: [Int: AsyncStream<SequencedEvent>.Continuation] = [:]
     private var nextSubscriber = 0
-    private var resolved: [ApprovalID: ApprovalResolution] = [:]
+    var resolved: [ApprovalID: ApprovalResolution] = [:]
     /// The host's side of approvals (risk, rules, first answer wins); nil answers through the
     /// codec alone (tests of the session without a host).
-    private var broker: ApprovalBroker?
+    var broker: ApprovalBroker?
     private let ruleBook: RuleBook?
     private var outbox: AsyncStream<String>.Continuation?
     private var stopping = false
-    private var exitStatus: ChildProcess.ExitStatus?
-    private var finished: [CheckedContinuation<Void, Never>] = []
+    var exitStatus: ChildProcess.ExitStatus?
+    var finished: [CheckedContinuation<Void, Never>] = []
     /// How long an in-band interrupt may take before the process group gets SIGINT.
     public var interruptGrace: Duration = .seconds(5)
+
+    // The shim the agent runs under (Session+Shim.swift); nil for an agent spawned directly.
+    var link: ShimLink?
+    /// The journal as the shim writes it, read from `journalCursor` on.
+    var journalReader: RawJournalCursor?
+    var journalCursor: Int64 = 0
+    /// Events of the journal batch being read, appended (one sync) and published together; and
+    /// the lines for the agent they led to, sent after them.
+    var batch: [SequencedEvent]?
+    var batchLines: [String] = []
+    /// The link was closed on purpose (the daemon stops, the agent stays).
+    var detached = false
+    /// Waits until the host has stored the events up to a seq (backpressure on the journal reader).
+    var backpressure: (@Sendable (Int64) async -> Void)?
+
+    /// Every job of this actor runs on its own queue, off the cooperative pool: it reads the
+    /// journal and appends (and syncs) the transcript, which block.
+    nonisolated let executor = SerialQueueExecutor(label: "nucleic.session")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     public init(id: SessionID, backend: String, codec: any AgentCodec, storage: any SessionStorage,
                 status: SessionStatus = .queued, approvals: ApprovalBroker? = nil, rules: RuleBook? = nil) throws {
@@ -65,7 +85,7 @@ public actor Session {
         if let broker { return broker.phase(approvalID) == .pending }
         return codec.pendingApprovals.contains { $0.id == approvalID }
     }
-    public var isRunning: Bool { process != nil && exitStatus == nil }
+    public var isRunning: Bool { (process != nil || link != nil) && exitStatus == nil }
 
     // MARK: Life
 
@@ -90,6 +110,10 @@ public actor Session {
     /// Ends the agent: closes its stdin, then SIGINT → SIGTERM → SIGKILL on its process group.
     public func stop(grace: Duration = .seconds(3)) async {
         stopping = true
+        if let link {
+            await stopShim(link, grace: grace)
+            return
+        }
         guard let process else { return }
         outbox?.finish()
         _ = await process.terminate(grace: grace)
@@ -98,7 +122,7 @@ public actor Session {
 
     /// Waits until the agent process has exited and its output is all recorded.
     public func untilExited() async {
-        guard process != nil, exitStatus == nil else { return }
+        guard process != nil || link != nil, exitStatus == nil else { return }
         await withCheckedContinuation { finished.append($0) }
     }
 
@@ -279,25 +303,32 @@ public actor Session {
 
     private func watchExit(_ process: ChildProcess) async {
         let status = await process.wait()
+        recordExit(status, stderrTail: process.stderrTail(maxBytes: 2000))
+    }
+
+    /// Records the agent's end, in one append: pending approvals withdrawn, an error unless
+    /// expected, the status. `rawOffset`: the shim's record of the exit in the journal, so that a
+    /// daemon adopting the shim later sees the exit is already recorded.
+    func recordExit(_ status: ChildProcess.ExitStatus, stderrTail tail: String, rawOffset: Int64? = nil) {
         exitStatus = status
         outbox?.finish()
-        record(withdrawPending(reason: "the agent exited"), rawOffset: nil)
+        var events = withdrawPending(reason: "the agent exited")
         let expected = stopping || (status.isSuccess && lifecycle.status != .running)
         if !expected {
-            let tail = process.stderrTail(maxBytes: 2000)
-            record([.error(code: "agentExited", message: "the agent \(status)" + (tail.isEmpty ? "" : "; its stderr ends: \(tail)"),
-                           preview: nil)], rawOffset: nil)
+            events.append(.error(code: "agentExited", message: "the agent \(status)" + (tail.isEmpty ? "" : "; its stderr ends: \(tail)"),
+                                 preview: nil))
         }
         // Stopped by the host (shutdown, discard): the turn was cut short, not failed; a later
         // input resumes it, as after a restart.
         let input: SessionLifecycle.Input = stopping ? .hostRestarted : .processExited(description: "\(status)", expected: expected)
-        record(lifecycle.apply(input).map { [$0] } ?? [], rawOffset: nil)
+        if let change = lifecycle.apply(input) { events.append(change) }
+        record(events, rawOffset: rawOffset)
         for continuation in finished { continuation.resume() }
         finished = []
     }
 
-    private func tick() async {
-        while exitStatus == nil {
+    func tick() async {
+        while exitStatus == nil && !detached {
             try? await Task.sleep(for: .seconds(1))
             apply(codec.expire(now: .now()), rawOffset: nil)
             expireApprovals()
@@ -305,17 +336,17 @@ public actor Session {
     }
 
     private func escalateInterrupt(since: Int64) {
+        if let link, exitStatus == nil, lifecycle.status == .running || lifecycle.status == .awaitingApproval {
+            link.send(.signal(SIGINT))
+            return
+        }
         guard let process, exitStatus == nil, lifecycle.status == .running || lifecycle.status == .awaitingApproval else { return }
         _ = try? process.signal(SIGINT)
     }
 
     // MARK: Recording
 
-    private func apply(_ output: CodecOutput, rawOffset: Int64?) {
-        for line in output.lines {
-            journal(.in, Array(line.utf8))
-            outbox?.yield(line)
-        }
+    func apply(_ output: CodecOutput, rawOffset: Int64?) {
         var events: [AgentEvent] = []
         var answers: [CodecOutput] = []
         for event in output.events {
@@ -332,22 +363,47 @@ public actor Session {
             if let change = lifecycle.apply(.event(event)) { events.append(change) }
         }
         record(events, rawOffset: rawOffset)
+        // After the events they answer are recorded: a daemon killed in between finds the line
+        // unsent and the events unrecorded, and the journal replay sends it (Session+Shim.swift).
+        send(lines: output.lines)
         for answer in answers { apply(answer, rawOffset: nil) }
     }
 
-    private func record(_ events: [AgentEvent], rawOffset: Int64?) {
+    /// Lines for the agent: to the shim (which journals them), or journalled and queued here.
+    private func send(lines: [String]) {
+        guard !lines.isEmpty else { return }
+        if let link {
+            if batch != nil { batchLines += lines } else { link.send(lines: lines) }
+            return
+        }
+        for line in lines {
+            journal(.in, Array(line.utf8))
+            outbox?.yield(line)
+        }
+    }
+
+    func record(_ events: [AgentEvent], rawOffset: Int64?) {
         guard !events.isEmpty else { return }
         let now = Timestamp.now()
         let sequenced = events.map { event -> SequencedEvent in
             seq += 1
             return SequencedEvent(seq: seq, ts: now, event: event, rawOffset: rawOffset)
         }
+        if batch != nil {
+            batch! += sequenced
+            return
+        }
+        publish(sequenced)
+    }
+
+    /// Appends events to storage, then hands them to subscribers.
+    func publish(_ sequenced: [SequencedEvent]) {
         do {
             try storage.appendEvents(sequenced)
         } catch {
             // The transcript could not be written (disk full?): keep the session alive, say so on
             // stderr; the journal still has the raw lines to rebuild from.
-            HostLog.warning("session \(id): could not append events \(sequenced.first!.seq)…\(seq): \(error)")
+            HostLog.warning("session \(id): could not append events \(sequenced.first!.seq)…\(sequenced.last!.seq): \(error)")
         }
         for event in sequenced { for continuation in subscribers.values { continuation.yield(event) } }
     }
@@ -362,7 +418,7 @@ public actor Session {
     }
 
     private func ensureRunning() throws(SessionError) {
-        guard process != nil, exitStatus == nil else {
+        guard process != nil || link != nil, exitStatus == nil else {
             throw SessionError(.notReady, "session \(id)'s agent is not running (status \(lifecycle.status.rawValue))")
         }
     }

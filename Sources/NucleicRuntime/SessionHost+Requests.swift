@@ -188,12 +188,17 @@ extension SessionHost {
         if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
     }
 
-    /// Stops every agent (closing stdin, then signals) and closes the files, once the store has
-    /// caught up with each transcript (a restart then finds the status the agent left).
-    public func shutdown() async {
+    /// Stops every agent (closing stdin, then signals) — or, without `killSessions`, leaves
+    /// each running under its shim for the next daemon to adopt — and closes the files, once
+    /// the store has caught up with each transcript (a restart then finds the status the agent left).
+    public func shutdown(killSessions: Bool = true) async {
         queue = []
         for (id, entry) in live {
-            await entry.session.stop()
+            if killSessions || configuration.shim == nil {
+                await entry.session.stop()
+            } else {
+                await entry.session.detach()
+            }
             let last = await entry.session.lastSeq
             // The pump records on this actor; each sleep lets it run. Bounded, in case it cannot.
             for _ in 0..<2000 where recordedSeq[id, default: 0] < last {
@@ -202,17 +207,19 @@ extension SessionHost {
             entry.storage.close()
             live[id] = nil
         }
+        releaseAllRecordedWaiters()
         for listener in listeners.values { listener.finish() }
         listeners = [:]
     }
 
     // MARK: Restarts
 
-    /// Sessions a previous host left mid-turn are `awaitingInput` now: their agents are gone
-    /// (until sessions outlive the daemon). A new input resumes them.
+    /// Sessions whose shim is alive are adopted and carry on (SessionHost+Shims.swift). Those a
+    /// previous host left mid-turn with no agent are `awaitingInput` now. A new input resumes them.
     func recover() async throws {
+        let adopted = try await adoptShims()
         let stale = try await store.sessions(matching: SessionFilter(statuses: [.queued, .running, .awaitingApproval]))
-        for record in stale {
+        for record in stale where adopted[record.id] == nil || adopted[record.id] == .gone {
             let withdrawn = try await store.withdrawPending(session: record.id, reason: "the host restarted")
             let folder = SessionFolder(home: configuration.home.path, session: record.id)
             let transcript = try folder.openTranscript()
@@ -242,6 +249,21 @@ extension SessionHost {
             throw SessionError(.conflict, "session \(record.id) is already running")
         }
         guard let worktree = record.worktreePath else { throw SessionError(.notFound, "session \(record.id) has no worktree") }
+        // Its agent may still run under a shim no daemon has adopted yet: adopt it, never start a second.
+        let files = ShimFiles(folder: SessionFolder(home: configuration.home.path, session: record.id).path)
+        if live[record.id] == nil, access(files.socket, F_OK) == 0 {
+            switch await adopt(record, files) {
+            case .adopted:
+                if let session = live[record.id]?.session, await session.isRunning {
+                    try await session.send(prompt: prompt)
+                    return
+                }
+            case .heldElsewhere:
+                throw SessionError(.conflict, "session \(record.id)'s agent is held by another daemon (\(files.adoptLock))")
+            case .gone:
+                break
+            }
+        }
         if let entry = live[record.id] { entry.storage.close() }
         let request = ClientMsg.StartSession(prompt: prompt, backend: record.backend)
         guard record.backend != "replay" else {

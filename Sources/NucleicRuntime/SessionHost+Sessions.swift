@@ -77,12 +77,18 @@ extension SessionHost {
 
     /// Builds the live Session for a recorded session (new, or brought back after a restart).
     func attach(_ id: SessionID, codecName: String, header: RawJournal.Header, launch: AgentLaunch?,
-                options: SessionStartOptions?, status: SessionStatus, projectID: ProjectID, worktree: String) async throws(SessionError) {
-        guard let codec = Codecs.make(codecName) else { throw SessionError(.internalError, "no codec \(codecName)") }
+                options: SessionStartOptions?, status: SessionStatus, projectID: ProjectID, worktree: String,
+                approvalIDs: [ApprovalID] = []) async throws(SessionError) {
+        // Adopting, the codec meets the journal's approvals again: they get the ids they had.
+        let primed = ApprovalIDSource(approvalIDs)
+        guard let codec = Codecs.make(codecName, makeApprovalID: { primed.next() }) else {
+            throw SessionError(.internalError, "no codec \(codecName)")
+        }
         let storage: FileSessionStorage
         let session: Session
         do {
-            storage = try FileSessionStorage(folder: SessionFolder(home: configuration.home.path, session: id), header: header)
+            storage = try FileSessionStorage(folder: SessionFolder(home: configuration.home.path, session: id), header: header,
+                                             ownsJournal: configuration.shim == nil)
             let approvals = ApprovalBroker(sessionID: id, projectID: projectID, worktree: worktree, timeout: configuration.approvalTimeout)
             session = try Session(id: id, backend: codecName, codec: codec, storage: storage, status: status, approvals: approvals, rules: ruleBook)
         } catch { throw SessionError(.internalError, "opening session \(id)'s files: \(error)") }
@@ -91,6 +97,7 @@ extension SessionHost {
         // store (the session would stay `queued` there) nor any listener.
         let events = await session.subscribe()
         Task { await self.pump(id, events) }
+        await session.setBackpressure { [weak self] seq in await self?.untilRecorded(id, seq - Self.unrecordedLimit) }
     }
 
     /// Sessions whose agent is mid-turn: what the concurrency cap counts. An agent that
@@ -100,7 +107,13 @@ extension SessionHost {
     func run(_ id: SessionID) async throws(SessionError) {
         guard let entry = live[id], let launch = entry.launch, let options = entry.options else { return }
         statuses[id] = .running
-        do { try await entry.session.start(launch, options: options) } catch {
+        do {
+            if let shim = configuration.shim {
+                try await entry.session.start(launch, options: options, shim: shim, folder: entry.storage.folder.path)
+            } else {
+                try await entry.session.start(launch, options: options)
+            }
+        } catch {
             statuses[id] = .error
             await entry.session.mark(.processExited(description: "could not start: \(error)", expected: false))
             throw SessionError(.notReady, "could not start the agent: \(error)")
@@ -147,6 +160,7 @@ extension SessionHost {
             HostLog.warning("session \(id): could not record seq \(event.seq) in the store: \(error)")
         }
         recordedSeq[id] = event.seq
+        releaseRecordedWaiters(id)
         notify(.events(id, [event]))
         for notification in after { notify(notification) }
         switch event.event {

@@ -26,10 +26,14 @@ public actor SessionHost {
         /// How long an approval may wait for a person before it is denied with a message saying
         /// so; nil (the default) waits forever — never a silent deny.
         public var approvalTimeout: Duration?
+        /// How agents are started: under a shim (`nucleic shim`, the default), so they outlive
+        /// the daemon; nil spawns them as the daemon's own children.
+        public var shim: ShimLaunch?
 
         public init(home: NucleicHome, adapters: [String: AdapterManifest], selfExecutable: String, maxRunning: Int = 8,
                     environment: [String: String] = AgentLaunch.hostEnvironment(), replaySpeed: String = "recorded",
-                    approvalTimeout: Duration? = nil) {
+                    approvalTimeout: Duration? = nil, orphanGrace: Double? = nil) {
+            self.shim = ShimLaunch(executable: selfExecutable, orphanGrace: orphanGrace)
             self.home = home
             self.adapters = adapters
             self.selfExecutable = selfExecutable
@@ -70,6 +74,8 @@ public actor SessionHost {
     var recordedSeq: [SessionID: Int64] = [:]
     var listeners: [Int: AsyncStream<Notification>.Continuation] = [:]
     var nextListener = 0
+    /// Journal readers held back until the store has caught up (backpressure).
+    var recordedWaiters: [SessionID: [(seq: Int64, continuation: CheckedContinuation<Void, Never>)]] = [:]
 
     public init(_ configuration: Configuration, store: Store) {
         self.configuration = configuration

@@ -36,6 +36,25 @@ public struct SessionLifecycle: Sendable, Hashable {
 
     public init(status: SessionStatus = .queued) { self.status = status }
 
+    /// The state a transcript leaves: the last recorded status (else `status`), the approvals
+    /// requested and not yet resolved or withdrawn, the last error reason. A daemon that adopts
+    /// a running agent carries on from here.
+    public init(restoring events: [AgentEvent], status: SessionStatus) {
+        self.status = status
+        for event in events {
+            switch event {
+            case .statusChanged(let changed, let reason):
+                self.status = changed
+                errorReason = changed == .error ? reason : nil
+            case .approvalRequested(let request): pending[request.id] = request.question != nil
+            case .approvalResolved(let resolution): pending[resolution.approvalID] = nil
+            case .approvalWithdrawn(let id, _): pending[id] = nil
+            case .runFinished: pending = [:]
+            default: break
+            }
+        }
+    }
+
     /// Applies one input; returns the `statusChanged` event when the status changed.
     public mutating func apply(_ input: Input) -> AgentEvent? {
         guard !status.isArchived else { return nil }

@@ -97,14 +97,23 @@ enum ProcessStats {
         return nil
     }
 
+    /// The agents below this process: its live children, except that a session shim (`nucleic
+    /// shim`, the agent's parent since issue 9) stands for the children it started.
+    static func agentPIDs() -> [Int32] {
+        childPIDs().flatMap { pid -> [Int32] in
+            let arguments = (readSmallFile("/proc/\(pid)/cmdline") ?? "").split(separator: "\0")
+            return arguments.dropFirst().first == "shim" ? childPIDs(of: "\(pid)") : [pid]
+        }
+    }
+
     /// The pids of this process's live children (every thread's `children` list).
-    static func childPIDs() -> [Int32] {
-        guard let directory = opendir("/proc/self/task") else { return [] }
+    static func childPIDs(of process: String = "self") -> [Int32] {
+        guard let directory = opendir("/proc/\(process)/task") else { return [] }
         defer { closedir(directory) }
         var pids: [Int32] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.first?.isNumber == true, let text = readSmallFile("/proc/self/task/\(name)/children") else { continue }
+            guard name.first?.isNumber == true, let text = readSmallFile("/proc/\(process)/task/\(name)/children") else { continue }
             pids += text.split(separator: " ").compactMap { Int32($0.filter(\.isNumber)) }
         }
         return pids

@@ -71,7 +71,7 @@ extension SessionsBenchmark {
         let started = monotonicSeconds()
         let index = SharedPath()
         let sample: @Sendable () -> MemorySample = {
-            let written = ProcessStats.childPIDs().compactMap(ProcessStats.bytesWritten(by:))
+            let written = ProcessStats.agentPIDs().compactMap(ProcessStats.bytesWritten(by:))
             let transcript = index.path.withLock { $0 }.flatMap(ProcessStats.fileSize).map { $0 / 8 }
             return MemorySample(seconds: monotonicSeconds() - started, events: counter.current, rss: ProcessStats.residentBytes(),
                                 heap: ProcessStats.heapInUse(), written: transcript,

@@ -76,6 +76,7 @@ enum CLI {
             case _ where DeviceCommands.usages[command] != nil: return try DeviceCommands.run(command, rest)
             case "events": return try EventsCommand.run(rest)
             case "replay-agent": return try ReplayAgentCommand.run(rest)
+            case "shim": return try ShimCommand.run(rest)
             case "version", "--version": return VersionCommand.run()
             case "help", "--help", "-h":
                 if let topic = rest.first, let text = help(topic) { Output.standardOutput(text) } else { Output.standardOutput(usage) }

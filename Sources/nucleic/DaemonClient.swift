@@ -105,16 +105,35 @@ actor DaemonClient {
         defer { for p in cArgs { free(p) } }
         let pid = nucleic_spawn(SelfExecutable.path, &cArgs, nil, "/", -1, log, log, Int32(NUCLEIC_SPAWN_NEW_SESSION))
         guard pid > 0 else { throw CommandError(message: "cannot start the daemon: \(String(cString: strerror(-pid)))") }
-        // The daemon is not our child to wait for in the end; reap it if it dies early.
-        for _ in 0..<200 {
-            if let connection = try? UnixClient.connect(path: socket) { return connection }
+        // The daemon is not our child to wait for in the end; reap it if it dies early. One that
+        // exits may have lost the race to another CLI's daemon, which is about to listen: keep
+        // trying to connect a little longer before saying it failed.
+        var exitedAt: Int?
+        for attempt in 0..<200 {
+            if let connection = try? UnixClient.connect(path: socket) {
+                // Another CLI's daemon won the start: ours exits at once ("already running").
+                // Reap it, or it stays a zombie of whoever inherits it when we exit.
+                if connection.peer.pid != pid && connection.peer.pid != 0 { await reapLoser(pid) }
+                return connection
+            }
             var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
+            if exitedAt == nil, waitpid(pid, &status, WNOHANG) == pid { exitedAt = attempt }
+            if let exitedAt, attempt - exitedAt >= 20 {
                 throw CommandError(message: "the daemon exited at start; see \(home.log)")
             }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw CommandError(message: "the daemon did not open \(socket) within 10 s; see \(home.log)")
+    }
+
+    /// Waits (at most 10 s) for a daemon we started that lost the start race to exit, and reaps it.
+    static func reapLoser(_ pid: Int32) async {
+        for _ in 0..<500 {
+            var status: Int32 = 0
+            let rc = waitpid(pid, &status, WNOHANG)
+            if rc == pid || (rc < 0 && errno != EINTR) { return }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     static func makeDirectories(_ path: String) throws {

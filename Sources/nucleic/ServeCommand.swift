@@ -13,12 +13,14 @@ import NucleicSync
 enum ServeCommand {
     static let usage = """
         usage: nucleic serve [--max-running N] [--replay-speed recorded|max] [--approval-timeout SECS] [--listen ADDR:PORT]
+                             [--orphan-grace SECONDS]
 
         Runs the Nucleic daemon in the foreground: it owns the sessions, their agents and the
         store under $NUCLEIC_HOME (default ~/.local/share/nucleic), and listens on
         $NUCLEIC_HOME/run/nucleic.sock. The other commands start it on demand, in the
         background, logging to $NUCLEIC_HOME/run/daemon.log. SIGTERM or `nucleic stop-daemon`
-        stops it gracefully.
+        stops it gracefully. Agents run under per-session shims and outlive the daemon: the
+        next daemon adopts them (`stop-daemon --kill-sessions` ends them instead).
 
         Options:
           --max-running N          agents working at once; more sessions wait as queued (default 8)
@@ -28,10 +30,11 @@ enum ServeCommand {
           --listen ADDR:PORT       also accept paired devices over TCP (Noise-encrypted) on this
                                    numeric address; off unless asked. The daemon started on
                                    demand takes it from NUCLEIC_LISTEN.
+          --orphan-grace SECONDS   end an agent whose daemon has been gone this long (default: never)
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed", "approval-timeout", "listen"], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed", "approval-timeout", "listen", "orphan-grace"], usage: usage)
         guard parsed.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(parsed.positionals[0])'", usage: usage) }
         var maxRunning = 8
         if let text = parsed["max-running"] {
@@ -42,6 +45,11 @@ enum ServeCommand {
         if let text = parsed["approval-timeout"] ?? getenv("NUCLEIC_APPROVAL_TIMEOUT").map({ String(cString: $0) }) {
             guard let seconds = Int(text), seconds > 0 else { throw UsageError(message: "--approval-timeout must be a positive number of seconds", usage: usage) }
             approvalTimeout = .seconds(seconds)
+        }
+        var orphanGrace: Double?
+        if let text = parsed["orphan-grace"] {
+            guard let seconds = Double(text), seconds >= 0 else { throw UsageError(message: "--orphan-grace takes seconds", usage: usage) }
+            orphanGrace = seconds
         }
         let speed = parsed["replay-speed"] ?? "recorded"
         guard ["recorded", "max"].contains(speed) else { throw UsageError(message: "--replay-speed is recorded or max", usage: usage) }
@@ -59,16 +67,23 @@ enum ServeCommand {
         let adapters = try AdapterCatalog.load()
         let configuration = SessionHost.Configuration(
             home: home, adapters: adapters, selfExecutable: SelfExecutable.path, maxRunning: maxRunning, replaySpeed: speed,
-            approvalTimeout: approvalTimeout)
+            approvalTimeout: approvalTimeout, orphanGrace: orphanGrace)
         let status = Blocking.run { () async throws -> Int32 in
-            let host = try await SessionHost.open(configuration)
+            // The socket's lock first: it makes this the only daemon of this home, before any
+            // shim is adopted (two daemons starting at once must not share the sessions out).
+            try DaemonClient.makeDirectories(home.run)
             let socketPath = try SocketPath.resolve(home: home.path)
             let listener = try UnixListener(path: socketPath)
+            let host: SessionHost
+            do { host = try await SessionHost.open(configuration) } catch {
+                listener.close()
+                throw error
+            }
             let hostKey = try HostKey.loadOrCreate(path: home.path + "/host.key")
             let pairing = Pairing(hostKey: hostKey, store: host.store, hostName: LocalServer.machineName())
             let shutdownBox = ShutdownBox()
             let server = LocalServer(host: host, listener: listener, hostVersion: VersionCommand.version, pairing: pairing) { kill in
-                await shutdownBox.value?.begin(reason: "stop-daemon\(kill ? " --kill-sessions" : "")")
+                await shutdownBox.value?.begin(reason: "stop-daemon\(kill ? " --kill-sessions" : "")", killSessions: kill)
             }
             var remote: RemoteServer?
             if let listen {
@@ -113,12 +128,13 @@ actor Shutdown {
         self.remote = remote
     }
 
-    func begin(reason: String) async {
+    /// Without `killSessions` the agents keep running under their shims, for the next daemon.
+    func begin(reason: String, killSessions: Bool = false) async {
         guard !started else { return }
         started = true
-        HostLog.info("shutting down (\(reason))")
+        HostLog.info("shutting down (\(reason))\(killSessions ? "" : "; sessions keep running")")
         remote?.close()
-        await host.shutdown()
+        await host.shutdown(killSessions: killSessions)
         listener.close()
         done = true
         for waiter in waiters { waiter.resume() }

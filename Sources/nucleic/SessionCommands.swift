@@ -108,8 +108,10 @@ enum SessionCommands {
         "stop-daemon": """
             usage: nucleic stop-daemon [--kill-sessions]
 
-            Stops the daemon gracefully. Today every agent stops with it (--kill-sessions says so
-            explicitly); a later version keeps sessions running unless --kill-sessions.
+            Stops the daemon gracefully. Sessions keep running under their shims, and the next
+            daemon (started by any command) adopts them: upgrading is stop-daemon, replace the
+            binary, start. --kill-sessions ends every agent too (starting a daemon first if none
+            runs, so the shims a killed daemon left are ended as well).
             """,
     ]
 
@@ -403,12 +405,13 @@ enum SessionCommands {
     static func stopDaemon(_ arguments: [String], _ usage: String) async throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: [], boolean: ["kill-sessions"], usage: usage)
         _ = try positionals(parsed, [], usage)
+        let kill = parsed.flag("kill-sessions")
         let client: DaemonClient
-        do { client = try await DaemonClient.connect(start: false) } catch {
+        do { client = try await DaemonClient.connect(start: kill) } catch {
             Output.standardOutput("the daemon is not running")
             return 0
         }
-        _ = try await client.request(.shutdown(killSessions: parsed.flag("kill-sessions")))
+        _ = try await client.request(.shutdown(killSessions: kill))
         for await _ in client.pushed {}  // until the daemon closes the connection
         Output.standardOutput("the daemon stopped")
         return 0

@@ -184,16 +184,35 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     /// The log of the daemon this test started itself (the last 64 KiB).
     var servedLog: String { served?.stderrTail(maxBytes: ChildProcess.stderrTailCapacity) ?? "" }
 
-    /// Remembers the running daemon, so `finish` collects it even if it was re-parented to us.
+    /// Remembers the running daemon, so `finish` collects it even if it was re-parented to us;
+    /// and the session shims now running, which outlive daemons and may be re-parented to us.
     func noteDaemon() {
         // A daemon started by `serve` is a ChildProcess: its monitor reaps it, never we.
         if served == nil, let pid = daemonPID { daemons.insert(pid) }
+        shimPIDs.formUnion(shims())
     }
 
-    /// The daemon's descendants now (its agents and theirs).
+    /// Every session shim seen under this home.
+    private var shimPIDs: Set<Int32> = []
+
+    /// The daemon's descendants now (its shims, their agents, and theirs).
     func agents() -> [ProcessTable.Entry] {
         guard let pid = daemonPID else { return [] }
         return ProcessTable.snapshot().descendants(of: pid)
+    }
+
+    /// The pids of the session shims (`nucleic shim`) running now under this home.
+    func shims() -> Set<Int32> {
+        Set(ProcessTable.snapshot().entries.values.filter {
+            let arguments = ProcessTable.arguments($0.pid)
+            return !$0.isZombie && arguments.dropFirst().first == "shim" && arguments.dropFirst(2).first?.hasPrefix(home) == true
+        }.map(\.pid))
+    }
+
+    /// The shims' own diagnostics (`sessions/*/shim.log`): what their reapers collected.
+    var shimLogs: String {
+        let sessions = (try? FileManager.default.contentsOfDirectory(atPath: home + "/sessions")) ?? []
+        return sessions.compactMap { contents(home + "/sessions/\($0)/shim.log") }.joined()
     }
 
     /// Kills the daemon with SIGKILL; returns the pids it leaves behind (its agents and theirs),
@@ -201,6 +220,7 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     @discardableResult
     func killDaemon() async throws -> [Int32] {
         let pid = try #require(daemonPID)
+        shimPIDs.formUnion(shims())
         let left = ProcessTable.snapshot().descendants(of: pid).map(\.pid)
         kill(pid, SIGKILL)
         if let served { _ = await served.wait() } else { await Orphans.collect([pid]) }
@@ -210,13 +230,23 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
 
     private var orphans: [Int32] = []
 
-    /// Stops the daemon (`stop-daemon`), collects every daemon and orphan of this harness, and
-    /// removes the folders.
+    /// Stops the daemon and every session (`stop-daemon --kill-sessions`, which adopts what a
+    /// killed daemon left first), collects every daemon and orphan of this harness, and removes
+    /// the folders.
     func finish() async {
         noteDaemon()
-        _ = try? await nucleic(["stop-daemon"])
+        _ = try? await nucleic(["stop-daemon", "--kill-sessions"])
+        // Every daemon that ever served this home (one may have started and stopped just now).
+        for line in (contents(home + "/run/daemon.log") ?? "").split(separator: "\n") where line.contains(" serving ") {
+            guard let pid = line.split(separator: " ").dropFirst(2).first.flatMap({ Int32($0) }),
+                  let entry = ProcessTable.entry(pid) else { continue }
+            if (entry.isZombie && entry.parent == getpid()) || ProcessTable.arguments(pid).dropFirst().first == "serve" { daemons.insert(pid) }
+        }
         if let served, await served.wait(timeout: .seconds(30)) == nil { await served.terminate(grace: .seconds(1)) }
-        await Orphans.collect(Array(daemons) + orphans)
+        // Shims that were re-parented to us (their daemon went first) are ours to reap; only those
+        // still our children, so a pid reused since is never touched.
+        let shimsOfOurs = shimPIDs.filter { ProcessTable.entry($0)?.parent == getpid() }
+        await Orphans.collect(Array(daemons) + orphans + shimsOfOurs)
         try? FileManager.default.removeItem(atPath: root)
     }
 

@@ -79,7 +79,9 @@ import Testing
                 return left.isEmpty ? left : nil
             }
             #expect(left.isEmpty, "left below the daemon: \(ProcessTable.snapshot().descendants(of: daemon))")
-            #expect(d.servedLog.contains("(\(FakeAgent.childName)): killed by signal"), "the agents' children were reaped by the daemon:\n\(d.servedLog)")
+            // Reaped by their session's shim (a subreaper), or by the daemon if they outlived it.
+            #expect((d.servedLog + d.shimLogs).contains("(\(FakeAgent.childName)): killed by signal"),
+                    "the agents' children were reaped:\n\(d.servedLog)\n\(d.shimLogs)")
 
             // Every session is discarded, each transcript kept, no worktree left, no stray branch.
             let sessions = try await d.json(["ls", "--all"]).arrayValue ?? []
@@ -107,7 +109,7 @@ import Testing
             let prune = try await Git.run(["worktree", "prune", "--dry-run", "-v"], in: d.repo)
             #expect(prune.isEmpty, "git has no stale worktree entries: \(prune)")
 
-            // Agents still at work when the daemon stops go with it, children and all.
+            // Agents still at work when the daemon stops with --kill-sessions go with it, children and all.
             for n in 1...2 {
                 let id = try await d.start("left running \(n)", ["--backend", "claude"])
                 try await d.waitFor(id, ["running"])
@@ -115,7 +117,7 @@ import Testing
             _ = try await eventually { ProcessTable.snapshot().descendants(of: daemon).filter { $0.name == FakeAgent.childName }.count == 4 ? true : nil }
 
             // The daemon stops cleanly and leaves nothing of this run anywhere.
-            #expect(try await d.ok(["stop-daemon"]).contains("the daemon stopped"))
+            #expect(try await d.ok(["stop-daemon", "--kill-sessions"]).contains("the daemon stopped"))
             #expect(await d.served?.wait(timeout: .seconds(30)) == .exited(0), "\(d.servedLog)")
             let stray = try await eventually(timeout: .seconds(30)) { () -> [ProcessTable.Entry]? in
                 let stray = ProcessTable.snapshot().carrying(marker)
@@ -134,12 +136,16 @@ import Testing
         try await DaemonHarness.with(environment: ["NUCLEIC_CLAUDE_BIN": try FakeAgent.install(in: bin)]) { d in
             let daemon = try #require(d.daemonPID)
             let id = try await d.start("work", ["--backend", "claude"])
-            // The agent, its two children and the subshell: one process group, below the daemon.
-            let group = try await eventually { () -> [ProcessTable.Entry]? in
+            // The agent, its two children and the subshell: one process group, below the daemon's
+            // shim for the session (the shim leads a session of its own).
+            let below = try await eventually { () -> [ProcessTable.Entry]? in
                 let below = ProcessTable.snapshot().descendants(of: daemon)
                 return below.filter { $0.name == FakeAgent.childName }.count == 2 ? below : nil
             }
-            let agent = try #require(group.first { $0.parent == daemon })
+            let shim = try #require(below.first { $0.parent == daemon })
+            #expect(ProcessTable.arguments(shim.pid).dropFirst().first == "shim")
+            let group = below.filter { $0.pid != shim.pid }
+            let agent = try #require(group.first { $0.parent == shim.pid })
             #expect(agent.name == FakeAgent.name)
             #expect(Set(group.map(\.group)) == [agent.pid], "\(group)")
             _ = try await d.ok(["discard", id])
@@ -148,8 +154,9 @@ import Testing
                 return after.isEmpty ? after : nil
             }
             #expect(after.isEmpty, "every member of the group ended and was reaped")
-            let log = d.contents(d.home + "/run/daemon.log") ?? ""
+            let log = (d.contents(d.home + "/run/daemon.log") ?? "") + d.shimLogs
             #expect(log.contains("reaped orphan") && log.contains("(\(FakeAgent.childName))"), "\(log)")
+            _ = try await eventually { ProcessTable.entry(shim.pid) == nil ? true : nil }
         }
     }
 }

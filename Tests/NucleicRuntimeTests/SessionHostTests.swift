@@ -119,8 +119,38 @@ import Testing
         #expect(summary.pendingApprovals == 0)
         let events = try await host.events(summary.sessionID, after: 0)
         #expect(events.map(\.seq) == Array(1...Int64(events.count)))
-        #expect(events.suffix(2).map(\.event.kind) == ["approvalWithdrawn", "statusChanged"])
+        #expect(events.suffix(2).map(\.event.kind) == ["approvalWithdrawn", "statusChanged"], "\(events.suffix(4).map { JSONWriter.string($0.json) })")
         await #expect(throws: SessionError.self) { try await host.sendInput(summary.sessionID, "go on") }
+        await host.shutdown()
+    }
+
+    @Test func aHostThatStopsLeavesTheAgentToTheNextHost() async throws {
+        let setup = try Setup.make()
+        defer { setup.remove() }
+        var id: SessionID?
+        var asked: ApprovalRequest?
+        do {
+            let host = try await setup.host()
+            var notifications = await host.listen().makeAsyncIterator()
+            _ = try await host.addProject(path: setup.repo, name: "shop")
+            id = try await host.startSession(.init(prompt: "x", backend: "replay", fixture: fixture("claude/tool-allow.jsonl"))).sessionID
+            if case .approvalRequested(let request)? = await wait(&notifications, { if case .approvalRequested = $0 { true } else { false } }) {
+                asked = request
+            }
+            await host.shutdown(killSessions: false)  // the agent stays with its shim
+        }
+        let approval = try #require(asked)
+        let host = try await setup.host()
+        var notifications = await host.listen().makeAsyncIterator()
+        let summary = try await host.summary(try #require(id))
+        #expect(summary.status == .awaitingApproval && summary.pendingApprovals == 1, "adopted, still asking")
+        #expect(try await host.pendingApprovals().map(\.id) == [approval.id])
+        try await host.respond(approval.id, .allow, decidedBy: "user:test", label: nil)
+        _ = await wait(&notifications, status(.finished))
+        let events = try await host.events(summary.sessionID, after: 0)
+        #expect(events.map(\.seq) == Array(1...Int64(events.count)))
+        #expect(events.filter { $0.event.kind == "approvalResolved" }.count == 1)
+        #expect(!events.contains { $0.event.kind == "approvalWithdrawn" })
         await host.shutdown()
     }
 

@@ -1,0 +1,172 @@
+import CShims
+import Glibc
+public import NucleicProtocol
+
+/// The files of a session's shim, all in the session folder (`sessions/<id>/`).
+///
+/// - `raw.jsonl`: the raw journal; the shim is its only writer (it holds the journal's `flock`).
+/// - `shim.sock`: the shim's Unix socket; one daemon connection at a time.
+/// - `adopt.lock`: `flock`ed by the daemon that has adopted the shim, for as long as it has; the
+///   kernel releases it when that daemon dies, SIGKILL included. A second daemon cannot adopt.
+/// - `shim.json`: the shim's and the agent's pids and argv, for people (docs/OPERATIONS.md).
+/// - `exit.json`: the agent's exit status and stderr tail, written when it exits.
+/// - `shim.log`: the shim's own diagnostics.
+public struct ShimFiles: Sendable, Hashable {
+    public let folder: String
+
+    public init(folder: String) { self.folder = folder }
+
+    public var journal: String { folder + "/raw.jsonl" }
+    /// `shim.sock` in the folder when that path fits in a Unix socket address (107 bytes), else
+    /// `/tmp/nucleic-<uid>/shim-<hash of the folder>.sock` (a private folder; see `privateRuntimeFolder`).
+    public var socket: String {
+        let preferred = folder + "/shim.sock"
+        if preferred.utf8.count < Int(nucleic_sun_path_capacity()) { return preferred }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in folder.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return Self.privateRuntimeFolder + "/shim-" + String(hash, radix: 16) + ".sock"
+    }
+
+    /// `/tmp/nucleic-<uid>`, created mode 0700 if missing; only used when it is a real folder
+    /// (not a link) that this user owns and no one else can write.
+    static var privateRuntimeFolder: String {
+        let path = "/tmp/nucleic-\(getuid())"
+        _ = mkdir(path, 0o700)
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o022 == 0 else {
+            return "/nonexistent-unsafe-\(path.dropFirst())"
+        }
+        return path
+    }
+    public var adoptLock: String { folder + "/adopt.lock" }
+    public var info: String { folder + "/shim.json" }
+    public var exit: String { folder + "/exit.json" }
+    public var log: String { folder + "/shim.log" }
+}
+
+/// One message on a shim's socket: a JSON object on one line, `op` naming it.
+///
+/// Daemon → shim: `hello`; `line` (journal it as `in`, then write it to the agent's stdin);
+/// `closeStdin`; `signal` (to the agent's process group); `terminate` (SIGINT → SIGTERM →
+/// SIGKILL, `graceMS` apart); `release` (the daemon has recorded the exit: the shim may go).
+///
+/// Shim → daemon: `state` (the answer to `hello`: where this agent's records start in the
+/// journal, the durable end, the agent's pid, its exit if it exited);
+/// `journal` (the journal is durable up to `end`); `exit` (the agent exited, every line it wrote
+/// is in the journal up to `end`).
+public enum ShimMessage: Sendable, Hashable {
+    /// The version of this message set, sent in `state` (as `protocol`). A daemon adopts shims of
+    /// its version or older (an upgraded daemon meets the shims the old binary started), and
+    /// leaves newer ones alone. Adding a message or a field keeps the version; changing one's
+    /// meaning bumps it.
+    public static let protocolVersion: Int64 = 1
+
+    case hello
+    case line(String)
+    case closeStdin
+    case signal(Int32)
+    case terminate(graceMS: Int64)
+    case release
+    case state(journalStart: Int64, journalEnd: Int64, agentPID: Int32, exit: ShimExit?)
+    case journal(end: Int64)
+    case exit(ShimExit)
+
+    public var json: JSONValue {
+        switch self {
+        case .hello: ["op": "hello"]
+        case .line(let text): ["op": "line", "text": .string(text)]
+        case .closeStdin: ["op": "closeStdin"]
+        case .signal(let signal): ["op": "signal", "signal": .int(Int64(signal))]
+        case .terminate(let grace): ["op": "terminate", "graceMS": .int(grace)]
+        case .release: ["op": "release"]
+        case .state(let start, let end, let pid, let exit):
+            ["op": "state", "protocol": .int(Self.protocolVersion), "journalStart": .int(start), "journalEnd": .int(end),
+             "agentPID": .int(Int64(pid)), "exit": exit?.json ?? .null]
+        case .journal(let end): ["op": "journal", "end": .int(end)]
+        case .exit(let exit): ["op": "exit", "exit": exit.json]
+        }
+    }
+
+    public init?(json: JSONValue) {
+        switch json["op"]?.stringValue {
+        case "hello": self = .hello
+        case "line": guard let text = json["text"]?.stringValue else { return nil }; self = .line(text)
+        case "closeStdin": self = .closeStdin
+        case "signal": guard let n = json["signal"]?.intValue else { return nil }; self = .signal(Int32(n))
+        case "terminate": self = .terminate(graceMS: json["graceMS"]?.intValue ?? 3000)
+        case "release": self = .release
+        case "state":
+            guard let start = json["journalStart"]?.intValue, let end = json["journalEnd"]?.intValue,
+                  let pid = json["agentPID"]?.intValue else { return nil }
+            self = .state(journalStart: start, journalEnd: end, agentPID: Int32(pid), exit: json["exit"].flatMap(ShimExit.init(json:)))
+        case "journal": guard let end = json["end"]?.intValue else { return nil }; self = .journal(end: end)
+        case "exit": guard let exit = json["exit"].flatMap(ShimExit.init(json:)) else { return nil }; self = .exit(exit)
+        default: return nil
+        }
+    }
+
+    /// The message as one line, newline included.
+    public var wireLine: [UInt8] { Array((JSONWriter.string(json) + "\n").utf8) }
+
+    /// Removes the complete lines at the front of `buffer` and returns them (without newlines);
+    /// an incomplete last line stays. One pass, one move of the rest.
+    public static func takeLines(from buffer: inout [UInt8]) -> [ArraySlice<UInt8>] {
+        var lines: [ArraySlice<UInt8>] = []
+        var start = 0
+        while let newline = buffer[start...].firstIndex(of: 0x0A) {
+            lines.append(buffer[start..<newline])
+            start = newline + 1
+        }
+        guard start > 0 else { return [] }
+        let taken = lines.map { ArraySlice(Array($0)) }
+        buffer.removeFirst(start)
+        return taken
+    }
+}
+
+/// How the agent ended, as the shim saw it.
+public struct ShimExit: Sendable, Hashable {
+    public var status: ChildProcess.ExitStatus
+    /// The last bytes of its stderr.
+    public var stderrTail: String
+    /// Every line the agent wrote is in the journal before this offset.
+    public var journalEnd: Int64
+    /// Where the shim's own record of the exit (an `err` line, `nucleic shim: the agent …`)
+    /// starts: the daemon records the exit's events with this `rawOffset`, so a later daemon can
+    /// tell the exit is already in the transcript. Nil when it could not be written.
+    public var recordOffset: Int64?
+
+    public init(status: ChildProcess.ExitStatus, stderrTail: String, journalEnd: Int64, recordOffset: Int64? = nil) {
+        self.status = status
+        self.stderrTail = stderrTail
+        self.journalEnd = journalEnd
+        self.recordOffset = recordOffset
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["stderrTail": .string(stderrTail), "journalEnd": .int(journalEnd)]
+        if let recordOffset { object["recordOffset"] = .int(recordOffset) }
+        switch status {
+        case .exited(let code): object["code"] = .int(Int64(code))
+        case .signaled(let signal): object["signal"] = .int(Int64(signal))
+        }
+        return .object(object)
+    }
+
+    public init?(json: JSONValue) {
+        guard json.objectValue != nil, let end = json["journalEnd"]?.intValue else { return nil }
+        if let signal = json["signal"]?.intValue {
+            status = .signaled(Int32(signal))
+        } else if let code = json["code"]?.intValue {
+            status = .exited(Int32(code))
+        } else {
+            return nil
+        }
+        stderrTail = json["stderrTail"]?.stringValue ?? ""
+        journalEnd = end
+        recordOffset = json["recordOffset"]?.intValue
+    }
+}
