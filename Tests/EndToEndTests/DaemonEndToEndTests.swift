@@ -292,6 +292,7 @@ import Testing
                     }
                     // Real time passes differently: the turn's measured duration is not compared.
                     return JSONWriter.string(event.json).replacingOccurrences(of: d.worktree(id), with: "<worktree>")
+                        .replacingOccurrences(of: id, with: "<session>")
                         .replacingOccurrences(of: #""durationMS":[0-9]+"#, with: "", options: .regularExpression)
                 }
             }

@@ -107,6 +107,13 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         _ = startDetachedThread(name: "shim-socket") { server.serve(listener) }
         server.reapAgent()
         server.awaitRelease()
+        // What is left of the agent's process group is ours to reap as it dies (we are its
+        // subreaper): wait for it a little, so it is not handed to an ancestor that may not reap.
+        let deadline = ShimMonitor.monotonicSeconds() + 10
+        while ProcessGroup.hasLiveMembers(server.agentPID), ShimMonitor.monotonicSeconds() < deadline {
+            usleep(50_000)
+            Reaper.nudge()
+        }
         for orphan in Reaper.reapOrphans() {
             HostLog.info("reaped orphan \(orphan.pid)\(orphan.name.map { " (\($0))" } ?? ""): \(orphan.status)")
         }
