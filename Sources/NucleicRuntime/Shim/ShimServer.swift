@@ -107,10 +107,11 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         _ = startDetachedThread(name: "shim-socket") { server.serve(listener) }
         server.reapAgent()
         server.awaitRelease()
-        // What is left of the agent's process group is ours to reap as it dies (we are its
-        // subreaper): wait for it a little, so it is not handed to an ancestor that may not reap.
+        // What is left of the agent (its group, and what it started in sessions of their own,
+        // re-parented to us: we are a subreaper) is ours to reap as it dies: wait for it a little,
+        // so it is not handed to an ancestor that may never reap it.
         let deadline = ShimMonitor.monotonicSeconds() + 10
-        while ProcessGroup.hasLiveMembers(server.agentPID), ShimMonitor.monotonicSeconds() < deadline {
+        while ProcessGroup.hasLiveMembers(server.agentPID) || !Reaper.children().isEmpty, ShimMonitor.monotonicSeconds() < deadline {
             usleep(50_000)
             Reaper.nudge()
         }
