@@ -134,8 +134,10 @@ public final class Reaper: Sendable {
     /// Reaps every child of this process that has exited and that no `ChildProcess` owns.
     ///
     /// Safe to call from any thread, with or without a reaper running; never blocks on a child.
+    /// `sparing` keeps children it returns true for (by pid and command name) for someone else
+    /// to wait for.
     @discardableResult
-    public static func reapOrphans() -> [Reaped] {
+    public static func reapOrphans(sparing: (Int32, String?) -> Bool = { _, _ in false }) -> [Reaped] {
         // Listed without the lock: a child seen here either is registered by the time the lock
         // is ours (its spawn holds the lock until it has registered), or is an orphan.
         let candidates = children()
@@ -144,6 +146,7 @@ public final class Reaper: Sendable {
             var reaped: [Reaped] = []
             for pid in candidates where !isOwned(pid) {
                 let name = commandName(pid)
+                if sparing(pid, name) { continue }
                 var status: Int32 = 0
                 var rc: Int32
                 repeat { rc = waitpid(pid, &status, WNOHANG) } while rc < 0 && errno == EINTR

@@ -11,7 +11,7 @@ import Testing
 @Suite(.serialized) struct DaemonApprovalTests {
     static let toolAllow = Fixture.root.appendingPathComponent("claude/tool-allow.jsonl").path
 
-    init() throws { try Reaper.becomeSubreaper() }
+    init() throws { try TestReaper.becomeSubreaper() }
 
     func resolutions(_ events: [SequencedEvent]) -> [ApprovalResolution] {
         events.compactMap { if case .approvalResolved(let r) = $0.event { r } else { nil } }

@@ -13,7 +13,7 @@ import Testing
     init() throws {
         // As the daemon is: the CLI-started daemons (and what they leave when killed) become
         // this process's children, and the harness collects them by pid.
-        try Reaper.becomeSubreaper()
+        try TestReaper.becomeSubreaper()
     }
 
     func kinds(_ events: [SequencedEvent]) -> [String] { events.map(\.event.kind) }

@@ -16,7 +16,7 @@ import Testing
     init() throws {
         // DESIGN.md §7: without this, what the daemon failed to reap would sit under PID 1 where
         // nothing of ours can see it; with it, it is re-parented to this process, and found.
-        try Reaper.becomeSubreaper()
+        try TestReaper.becomeSubreaper()
     }
 
     enum Kind: String, CaseIterable { case replayWaiting, replayFinished, agent, agentExits }

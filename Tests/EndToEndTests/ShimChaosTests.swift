@@ -16,7 +16,7 @@ import Testing
 
     init() throws {
         // Shims whose daemon is killed are re-parented to us: we reap them, as a daemon would.
-        try Reaper.becomeSubreaper()
+        try TestReaper.becomeSubreaper()
     }
 
     /// A Claude fixture that streams text and stops for an approval `approvalsPerSession` times,
