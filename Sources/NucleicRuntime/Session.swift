@@ -216,6 +216,7 @@ public actor Session {
         }
         let now = Timestamp.now()
         let intake = broker.intake(request, rules: ruleBook?.rules ?? [], now: now)
+        if broker.machines.count > 512 { broker.prune(keepingLast: 256) }  // the transcript and store keep the rest
         self.broker = broker
         switch intake {
         case .ask(let shown):
