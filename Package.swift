@@ -39,7 +39,7 @@ let package = Package(
             dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "CSodium"]),
 
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol", "NucleicTestSupport"]),
-        .testTarget(name: "NucleicStoreTests", dependencies: ["NucleicStore", "NucleicProtocol"]),
+        .testTarget(name: "NucleicStoreTests", dependencies: ["NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit"]),
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),

@@ -1,4 +1,5 @@
 import NucleicProtocol
+import NucleicTestSupport
 import Testing
 @testable import NucleicSync
 
@@ -45,7 +46,7 @@ struct CoalescerTests {
     }
 
     @Test func everyEventIsCoveredOnceInOrder() {
-        var generator = SeededRandom(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         for _ in 0..<200 {
             var events: [SequencedEvent] = []
             for seq in 1...Int64.random(in: 1...40, using: &generator) {
@@ -88,17 +89,5 @@ struct CoalescerTests {
             }
             #expect(streams(out) == streams(events))
         }
-    }
-}
-
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

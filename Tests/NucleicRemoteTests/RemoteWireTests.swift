@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func randomBytesNeverCrashTheMessageDecoders() {
-        var generator = SeededRandom(seed: 42)
+        var generator = SeededGenerator(seed: 42)
         for _ in 0..<5000 {
             let bytes = (0..<Int.random(in: 0..<64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
             _ = try? WireMessages.decodeClient(bytes)
@@ -106,7 +106,7 @@ import Testing
         let paired = try await SwiftClient.pair(uri: invite.uri, deviceKey: device)
         _ = try await paired.hello()
         paired.close()
-        var generator = SeededRandom(seed: 9)
+        var generator = SeededGenerator(seed: 9)
         for round in 0..<30 {
             let noise = (0..<Int.random(in: 1..<300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
             switch round % 3 {

@@ -1,5 +1,6 @@
 import Foundation
 import NucleicProtocol
+import NucleicTestSupport
 @testable import NucleicStore
 
 /// A fresh folder under the system temp folder, removed when the value is released.
@@ -17,18 +18,8 @@ final class TempFolder: @unchecked Sendable {  // immutable after init; removal 
     func file(_ name: String) -> String { path + "/" + name }
 }
 
-/// A seeded generator (SplitMix64) so failures reproduce.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// A seeded generator (SplitMix64, NucleicTestSupport's) so failures reproduce.
+typealias SeededRandom = SeededGenerator
 
 enum Events {
     static let texts = ["ls -la", "héllo wörld ✓", "line one\nline two", "a \"quoted\" \\ path", "tab\there", "emoji 😀 and 中文", "", "\u{0001}\u{001F} control"]
