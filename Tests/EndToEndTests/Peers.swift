@@ -1,5 +1,6 @@
 import Foundation
 import NucleicRuntime
+import NucleicTestSupport
 
 /// The real programs end-to-end tests run against: the pinned Claude Code and Codex CLIs and the
 /// Python mock model APIs (installed by `scripts/peers.sh`, which the test command runs).
@@ -92,13 +93,7 @@ struct ScratchRepository {
     }
 
     static func git(_ arguments: [String], in directory: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw PeerError("git \(arguments.joined(separator: " ")) failed") }
+        try TestGit.run(arguments, in: directory)
     }
 
     func contents(_ file: String) -> String? { try? String(contentsOfFile: "\(path)/\(file)", encoding: .utf8) }

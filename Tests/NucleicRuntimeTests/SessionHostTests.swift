@@ -25,17 +25,7 @@ import Testing
 
         @discardableResult
         static func git(_ arguments: [String], in directory: String) throws -> String {
-            let process = Process()
-            let pipe = Pipe()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-            process.standardOutput = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw FixtureError("git \(arguments) failed") }
-            return String(decoding: data, as: UTF8.self)
+            try TestGit.run(arguments, in: directory)
         }
 
         func host(maxRunning: Int = 4) async throws -> SessionHost {

@@ -217,3 +217,22 @@ public enum NucleicBinary {
         return Fixture.root.deletingLastPathComponent().appendingPathComponent(".build/debug/nucleic").path
     }()
 }
+
+/// Runs the git CLI in `directory` (tests may use git to set up and check repositories; the
+/// product never does) and returns its stdout; throws when git fails.
+public enum TestGit {
+    @discardableResult
+    public static func run(_ arguments: [String], in directory: String) throws -> String {
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw FixtureError("git \(arguments.joined(separator: " ")) failed") }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
