@@ -2,9 +2,10 @@
 // Nucleic: a host for coding agents. See docs/ARCHITECTURE.md for the layers.
 import PackageDescription
 
+// Linux only (Glibc, pidfd, prctl, SO_PEERCRED, epoll-free poll loops): no Apple platform is
+// listed because none is supported.
 let package = Package(
     name: "Nucleic",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "nucleic", targets: ["nucleic"]),
         .executable(name: "nucleic-bench", targets: ["nucleic-bench"]),
@@ -22,25 +23,28 @@ let package = Package(
         .target(name: "CShims", cSettings: [.define("_GNU_SOURCE")]),
 
         .target(name: "NucleicProtocol"),
+        // Threads, the serial executor, the blocking queue, EINTR-safe syscalls, SystemCallFailure.
+        .target(name: "NucleicSystem", dependencies: ["NucleicProtocol", "CShims"]),
         .target(name: "NucleicAdapters", dependencies: ["NucleicProtocol"]),
         .target(name: "NucleicWire", dependencies: ["NucleicProtocol", "CSodium"]),
-        .target(name: "NucleicStore", dependencies: ["NucleicProtocol", "CSQLite"]),
-        .target(name: "NucleicGit", dependencies: ["CGit2"]),
-        .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicStore", "NucleicGit", "CShims"]),
-        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "CShims", "CQRencode"]),
+        .target(name: "NucleicStore", dependencies: ["NucleicProtocol", "NucleicSystem", "CSQLite"]),
+        .target(name: "NucleicGit", dependencies: ["NucleicProtocol", "NucleicSystem", "CGit2"]),
+        .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicStore", "NucleicGit", "NucleicSystem", "CShims"]),
+        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicSystem", "CShims", "CQRencode"]),
         // The phone's client core (docs/CLIENTS.md): platform-free, Foundation at most.
         .target(name: "NucleicRemoteKit", dependencies: ["NucleicProtocol", "NucleicWire"]),
         .executableTarget(
             name: "nucleic",
-            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicRemoteKit"]
+            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicRemoteKit", "NucleicSystem"]
         ),
         .executableTarget(
             name: "nucleic-bench",
-            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "CSodium"]),
+            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "NucleicSystem", "CSodium"]),
 
+        .testTarget(name: "NucleicSystemTests", dependencies: ["NucleicSystem", "NucleicProtocol"]),
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicStoreTests", dependencies: ["NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
-        .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit"]),
+        .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit", "NucleicSystem"]),
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),

@@ -96,6 +96,7 @@ int nucleic_reap_pidfd(int pidfd, int *signaled, int *value) {
 }
 
 void nucleic_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+void nucleic_get_thread_name(char *buffer) { buffer[0] = 0; prctl(PR_GET_NAME, buffer, 0, 0, 0); buffer[15] = 0; }
 
 int nucleic_set_child_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -errno;

@@ -1,3 +1,4 @@
+public import NucleicProtocol
 /// How a session's branch lands on its base branch.
 public enum IntegrationStrategy: Sendable, Hashable, CustomStringConvertible {
     /// Fast-forward when the base has not moved since the session branched (unless
@@ -151,16 +152,16 @@ public struct SessionWorktree: Sendable, Hashable {
     }
 }
 
-extension GitError.Code {
+extension CodedError.Code where Domain == GitFailure {
     /// The session and base branches share no history.
-    public static let unrelatedHistories = GitError.Code(rawValue: "unrelatedHistories")
+    public static var unrelatedHistories: Self { Self("unrelatedHistories") }
     /// A working tree is in the middle of a merge, rebase, cherry-pick, … or its index has
     /// unresolved conflicts.
-    public static let operationInProgress = GitError.Code(rawValue: "operationInProgress")
+    public static var operationInProgress: Self { Self("operationInProgress") }
     /// The request itself cannot be carried out (same branch twice, an empty session id, the
     /// worktree has another branch checked out).
-    public static let invalidRequest = GitError.Code(rawValue: "invalidRequest")
+    public static var invalidRequest: Self { Self("invalidRequest") }
     /// Moving the base failed half-way and could not be undone everywhere; the message lists
     /// what to check.
-    public static let partialUpdate = GitError.Code(rawValue: "partialUpdate")
+    public static var partialUpdate: Self { Self("partialUpdate") }
 }

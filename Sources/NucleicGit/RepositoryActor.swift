@@ -1,4 +1,6 @@
-/// A ``Repository`` for async code: every call runs on a ``GitExecutor`` thread, one at a time.
+public import NucleicSystem
+
+/// A ``Repository`` for async code: every call runs on a ``SerialThreadExecutor`` thread, one at a time.
 ///
 /// The actor owns the repository handle (libgit2 handles are not thread-safe) and opens it on
 /// first use. Its methods mirror ``Repository``'s and return `Sendable` values; for anything
@@ -6,20 +8,20 @@
 public actor RepositoryActor {
     /// The path the repository was opened from.
     public nonisolated let path: String
-    private nonisolated let executor: GitExecutor
+    private nonisolated let executor: SerialThreadExecutor
     private var repository: Repository?
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Opens the repository containing `path` on `executor`'s thread (a new thread by default;
     /// pass a shared executor to serialise several repositories on one thread).
-    public static func open(_ path: String, executor: GitExecutor = GitExecutor()) async throws -> RepositoryActor {
+    public static func open(_ path: String, executor: SerialThreadExecutor = SerialThreadExecutor(name: "nucleic-git")) async throws -> RepositoryActor {
         let actor = RepositoryActor(path: path, executor: executor)
         try await actor.withRepository { _ in }
         return actor
     }
 
-    private init(path: String, executor: GitExecutor) {
+    private init(path: String, executor: SerialThreadExecutor) {
         self.path = path
         self.executor = executor
     }

@@ -1,3 +1,5 @@
+public import NucleicProtocol
+
 /// Moves bytes between a client and a host: a TCP connection here, an `NWConnection` in an iOS
 /// app, an in-memory pipe in tests. Everything above it (Noise, frames, messages) is the same.
 ///
@@ -27,39 +29,29 @@ public protocol Dialer: Sendable {
 
 /// An error of the client core. Expected outcomes (an approval already answered elsewhere, an
 /// action refused because the link is down) are `ActionOutcome`s, not errors.
-public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
+public typealias RemoteError = CodedError<RemoteFailure>
 
-        /// The host could not be reached (refused, no route, timed out): "host offline".
-        public static let hostUnreachable = Code(rawValue: "hostUnreachable")
-        /// The connection ended (the peer closed it, or it was closed here).
-        public static let closed = Code(rawValue: "closed")
-        /// The Noise handshake failed (a wrong pinned key, tampering, a wrong pairing secret).
-        public static let handshakeFailed = Code(rawValue: "handshakeFailed")
-        /// A frame could not be decoded; the stream cannot be trusted any more.
-        public static let badFrame = Code(rawValue: "badFrame")
-        /// A message that is not what the protocol allows here.
-        public static let badMessage = Code(rawValue: "badMessage")
-        /// The host does not (or no longer) know this device: pair again.
-        public static let unauthorized = Code(rawValue: "unauthorized")
-        /// The host speaks another protocol version.
-        public static let protocolVersion = Code(rawValue: "protocolVersion")
-        /// Input the user gave (a pairing URI, a saved file) is wrong.
-        public static let invalidInput = Code(rawValue: "invalidInput")
-        /// A system call failed.
-        public static let io = Code(rawValue: "io")
-    }
+/// The domain of ``RemoteError``.
+public enum RemoteFailure: ErrorDomain {}
 
-    public let code: Code
-    public let message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
+extension CodedError.Code where Domain == RemoteFailure {
+    /// The host could not be reached (refused, no route, timed out): "host offline".
+    public static var hostUnreachable: Self { Self("hostUnreachable") }
+    /// The connection ended (the peer closed it, or it was closed here).
+    public static var closed: Self { Self("closed") }
+    /// The Noise handshake failed (a wrong pinned key, tampering, a wrong pairing secret).
+    public static var handshakeFailed: Self { Self("handshakeFailed") }
+    /// A frame could not be decoded; the stream cannot be trusted any more.
+    public static var badFrame: Self { Self("badFrame") }
+    /// A message that is not what the protocol allows here.
+    public static var badMessage: Self { Self("badMessage") }
+    /// The host does not (or no longer) know this device: pair again.
+    public static var unauthorized: Self { Self("unauthorized") }
+    /// The host speaks another protocol version.
+    public static var protocolVersion: Self { Self("protocolVersion") }
+    /// Input the user gave (a pairing URI, a saved file) is wrong.
+    public static var invalidInput: Self { Self("invalidInput") }
+    /// A system call failed.
+    public static var io: Self { Self("io") }
 }
+

@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import NucleicSystem
 
 extension ChildProcess {
     /// Starts `executable` with `arguments` in a new process group, with piped stdio.

@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import NucleicSystem
 
 /// A child process started with `posix_spawn`, in a process group of its own, with pipes for
 /// stdin, stdout and stderr.

@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import NucleicSystem
 
 /// Reads a child's stdout and stderr and reaps it when it exits, on one dedicated thread.
 ///

@@ -1,6 +1,7 @@
 import CShims
 import Glibc
 import Synchronization
+import NucleicSystem
 
 /// Makes this process a child subreaper and reaps the orphans it then inherits.
 ///

@@ -4,6 +4,7 @@ import Glibc
 public import NucleicAdapters
 public import NucleicProtocol
 import NucleicStore
+import NucleicSystem
 
 /// One agent at work: its process, its codec, its journal and transcript, its status.
 ///
@@ -58,7 +59,7 @@ public actor Session {
 
     /// Every job of this actor runs on its own queue, off the cooperative pool: it reads the
     /// journal and appends (and syncs) the transcript, which block.
-    nonisolated let executor = SerialQueueExecutor(label: "nucleic.session")
+    nonisolated let executor = SerialThreadExecutor(name: "nucleic-session")
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     public init(id: SessionID, backend: String, codec: any AgentCodec, storage: any SessionStorage,

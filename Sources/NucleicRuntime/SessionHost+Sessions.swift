@@ -5,12 +5,13 @@ public import NucleicAdapters
 import NucleicGit
 public import NucleicProtocol
 import NucleicStore
+import NucleicSystem
 
 extension SessionHost {
     /// One thread for every change to worktrees and branches, so they never overlap: libgit2
     /// reads the other worktrees' entries while it adds or removes one (is this branch checked
     /// out?), and a half-made entry makes it fail ("reference is already checked out").
-    static let worktreeExecutor = GitExecutor(name: "nucleic-worktrees")
+    static let worktreeExecutor = SerialThreadExecutor(name: "nucleic-worktrees")
 
     // MARK: Starting
 

@@ -1,4 +1,5 @@
 import Glibc
+import NucleicSystem
 
 /// Checks made before `posix_spawn`, so a failure names the exact thing that is wrong.
 ///

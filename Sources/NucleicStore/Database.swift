@@ -6,7 +6,7 @@ import CSQLite
 /// ### Threading
 /// A `Database` is not `Sendable` and is used from one thread at a time: the connection is
 /// opened with `SQLITE_OPEN_NOMUTEX`, so SQLite does no locking of its own. `Store` owns one and
-/// runs every call on its serial executor (`SerialQueueExecutor`); code that needs SQL the `Store`
+/// runs every call on its serial executor (`SerialThreadExecutor`); code that needs SQL the `Store`
 /// API lacks borrows it through `Store.read { db in … }` / `Store.write { db in … }`, which run on
 /// that same executor. Every call blocks (disk I/O, the busy timeout), which is why it never runs
 /// on Swift's cooperative pool.

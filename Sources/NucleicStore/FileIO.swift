@@ -8,7 +8,7 @@ import Darwin
 /// the function, the path and `errno`.
 ///
 /// Blocking: call these from a thread that may block (a serial executor such as
-/// `SerialQueueExecutor`), not from the cooperative pool.
+/// `SerialThreadExecutor`), not from the cooperative pool.
 enum FileIO {
     /// The error for a failed system call; running out of space gets its own code.
     static func failure(_ function: String, path: String, errno e: Int32, _ what: String) -> StoreError {

@@ -1,30 +1,32 @@
+public import NucleicSystem
+
 /// The host's state in SQLite (`$NUCLEIC_HOME/nucleic.db`): projects, sessions and their
 /// summaries, approvals, devices, rules, todos. Value types in and out.
 ///
-/// An actor on its own `SerialQueueExecutor`: every method runs on one Dispatch queue, one at a
+/// An actor on its own `SerialThreadExecutor`: every method runs on the executor's thread, one at a
 /// time, so the connection is never used from two threads and the blocking SQLite calls never
 /// occupy Swift's cooperative pool. Callers `await` each call. For SQL this API lacks, `read` and
-/// `write` lend the `Database` to a closure on the same queue.
+/// `write` lend the `Database` to a closure on the same thread.
 ///
 /// The transcripts (`Transcript`) are the record of what happened; this database holds the
 /// current state and the summary a list needs (docs/STORE.md).
 public actor Store {
-    public nonisolated let executor: SerialQueueExecutor
+    public nonisolated let executor: SerialThreadExecutor
     /// The database file.
     public nonisolated let path: String
     let db: Database
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    /// Opens (creating and migrating if needed) the database at `path`, on the store's own queue.
+    /// Opens (creating and migrating if needed) the database at `path`, on the store's own thread.
     public static func open(path: String) async throws(StoreError) -> Store {
-        let executor = SerialQueueExecutor(label: "nucleic.store")
+        let executor = SerialThreadExecutor(name: "nucleic-store")
         return try await executor.run { () throws(StoreError) -> Store in
             try Store(database: Database(path: path), executor: executor)
         }
     }
 
-    init(database: Database, executor: SerialQueueExecutor) {
+    init(database: Database, executor: SerialThreadExecutor) {
         self.db = database
         self.path = database.path
         self.executor = executor

@@ -1,5 +1,5 @@
-import NucleicRuntime
 import Glibc
+import NucleicSystem
 
 /// One connection on the local socket: length-prefixed frames in both directions.
 ///

@@ -1,6 +1,7 @@
 import CShims
 import Glibc
 import Synchronization
+import NucleicSystem
 
 /// The state of one connection shared by its I/O thread and the tasks using it.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import NucleicSystem
 
 /// Checks and creates the folders that hold the socket: ours, and writable by nobody else.
 ///

@@ -1,7 +1,7 @@
-import NucleicRuntime
 import CShims
 import Glibc
 import Synchronization
+import NucleicSystem
 
 /// Listens on the daemon's Unix socket and hands out one `Connection` per client.
 ///

@@ -1,3 +1,5 @@
+public import NucleicProtocol
+
 /// The framing of Nucleic's secure channel on a byte stream (DESIGN.md §5, docs/NOISE.md).
 ///
 /// Every Noise message, handshake or transport, is written as a 2-byte big-endian length and then
@@ -32,46 +34,33 @@ public enum SecureFrames {
 
 /// Why a secure frame stream is broken. After any of these the connection must close; `message`
 /// is the reason to log.
-public struct SecureFrameError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure; extend with new static members as the codec grows.
-    public struct Code: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
+public typealias SecureFrameError = CodedError<SecureFrameFailure>
 
-        /// A length prefix announces fewer bytes than the smallest valid frame (0, or less than
-        /// the flags byte and tag of a transport frame).
-        public static let frameTooShort = Code(rawValue: "frameTooShort")
-        /// A message given to be framed does not fit one frame.
-        public static let frameTooLarge = Code(rawValue: "frameTooLarge")
-        /// A frame failed authentication: tampered, replayed, reordered, or another key.
-        public static let decryptFailed = Code(rawValue: "decryptFailed")
-        /// The flags byte has bits other than bit 0 set.
-        public static let unknownFlags = Code(rawValue: "unknownFlags")
-        /// A fragment announcing more fragments carries no bytes.
-        public static let emptyFragment = Code(rawValue: "emptyFragment")
-        /// An application message is (or its fragments add up to) more than the maximum.
-        public static let messageTooLarge = Code(rawValue: "messageTooLarge")
-        /// The stream ended inside a frame or between the fragments of a message.
-        public static let truncated = Code(rawValue: "truncated")
-        /// The cipher's nonce is exhausted (2^64-1 messages): the session must end.
-        public static let nonceExhausted = Code(rawValue: "nonceExhausted")
-
-        public static func < (lhs: Code, rhs: Code) -> Bool { lhs.rawValue < rhs.rawValue }
-        public var description: String { rawValue }
-    }
-
-    /// What kind of failure this is.
-    public let code: Code
-    /// The reason, for the log: what was wrong and where.
-    public let message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "secure frame \(code): \(message)" }
+/// The domain of ``SecureFrameError``.
+public enum SecureFrameFailure: ErrorDomain {
+    public static func describe(_ error: CodedError<Self>) -> String { "secure frame \(error.code): \(error.message)" }
 }
+
+extension CodedError.Code where Domain == SecureFrameFailure {
+    /// A length prefix announces fewer bytes than the smallest valid frame (0, or less than
+    /// the flags byte and tag of a transport frame).
+    public static var frameTooShort: Self { Self("frameTooShort") }
+    /// A message given to be framed does not fit one frame.
+    public static var frameTooLarge: Self { Self("frameTooLarge") }
+    /// A frame failed authentication: tampered, replayed, reordered, or another key.
+    public static var decryptFailed: Self { Self("decryptFailed") }
+    /// The flags byte has bits other than bit 0 set.
+    public static var unknownFlags: Self { Self("unknownFlags") }
+    /// A fragment announcing more fragments carries no bytes.
+    public static var emptyFragment: Self { Self("emptyFragment") }
+    /// An application message is (or its fragments add up to) more than the maximum.
+    public static var messageTooLarge: Self { Self("messageTooLarge") }
+    /// The stream ended inside a frame or between the fragments of a message.
+    public static var truncated: Self { Self("truncated") }
+    /// The cipher's nonce is exhausted (2^64-1 messages): the session must end.
+    public static var nonceExhausted: Self { Self("nonceExhausted") }
+}
+
 
 /// The bytes received and not yet framed: a growable buffer with a read position, shared by the
 /// splitter and the decoder.

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 import NucleicRuntime
 
 /// A temporary folder for one benchmark phase: a data folder, a git repository, fixtures.
@@ -111,23 +110,4 @@ final class BufferedFile {
     }
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
-}
-
-/// Runs async work from the synchronous command entry point and waits for it. The main thread
-/// only waits on a semaphore: the work runs on Swift's cooperative pool, as in the daemon.
-enum Blocking {
-    static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = ResultBox<T>()
-        let semaphore = DispatchSemaphore(value: 0)
-        Task {
-            do { box.value = .success(try await body()) } catch { box.value = .failure(error) }
-            semaphore.signal()
-        }
-        semaphore.wait()
-        return try box.value!.get()
-    }
-}
-
-final class ResultBox<T: Sendable>: @unchecked Sendable {  // written once before the semaphore signals, read after
-    var value: Result<T, any Error>?
 }

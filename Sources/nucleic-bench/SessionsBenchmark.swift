@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import NucleicSystem
 #endif
 
 /// `nucleic-bench sessions`: the session host under load, in this process, with real replay
@@ -116,15 +117,15 @@ enum SessionsBenchmark: BenchCommand {
         signal(SIGPIPE, SIG_IGN)
         Output.standardOutput("sessions: host in this process (pid \(getpid())), agents: \(options.nucleic) replay-agent; \(cpuCount()) CPUs\n")
         if options.phases.contains(.throughput) {
-            let rows = try Blocking.run { try await throughput(options) }
+            let rows = try runBlocking { try await throughput(options) }.get()
             Output.standardOutput(throughputTable(rows, options) + "\n")
         }
         if options.phases.contains(.ls) {
-            let result = try Blocking.run { try await listLatency(options) }
+            let result = try runBlocking { try await listLatency(options) }.get()
             Output.standardOutput(listTable(result, options) + "\n")
         }
         if options.phases.contains(.memory) {
-            let runs = try Blocking.run { try await memory(options) }
+            let runs = try runBlocking { try await memory(options) }.get()
             Output.standardOutput(memoryTable(runs, options))
         }
         return 0

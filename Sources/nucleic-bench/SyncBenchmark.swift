@@ -7,6 +7,7 @@ import NucleicRuntime
 import NucleicStore
 import NucleicSync
 import NucleicWire
+import NucleicSystem
 
 /// `nucleic-bench sync`: the remote channel (docs/BENCHMARKS.md, "Sync"): Noise handshakes,
 /// encrypted frames against raw libsodium on the same buffers, and one busy session fanned out to
@@ -76,9 +77,9 @@ enum SyncBenchmark: BenchCommand {
         signal(SIGPIPE, SIG_IGN)
         let memory = try handshakesInMemory(options.handshakes)
         let frames = try frameRows()
-        let (tcp, fan) = try Blocking.run { () async throws -> (Double, FanOut) in
+        let (tcp, fan) = try runBlocking { () async throws -> (Double, FanOut) in
             (try await handshakesOverTCP(options.handshakes, nucleic: options.nucleic), try await fanOut(options))
-        }
+        }.get()
         Output.standardOutput("""
             Handshakes (\(options.handshakes) each, one at a time)
             \(Format.table([

@@ -6,6 +6,7 @@ import NucleicAdapters
 import NucleicGit
 import NucleicProtocol
 import NucleicRuntime
+import NucleicSystem
 
 /// `nucleic demo`: a whole session on the embedded default — a scratch repository, the replay
 /// backend playing a recorded Claude Code session, the events as they come, the approval asked
@@ -42,7 +43,7 @@ enum DemoCommand {
         defer {
             if parsed.flag("keep") { Output.standardError("kept \(root)") } else { _ = system("rm -rf '\(root)'") }
         }
-        return try Blocking.run { try await demo(root: root, options) }.get()
+        return try runBlocking { try await demo(root: root, options) }.get()
     }
 
     struct Options: Sendable {

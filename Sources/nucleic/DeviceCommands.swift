@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicProtocol
 import NucleicSync
+import NucleicSystem
 
 /// `nucleic pair`, `nucleic devices`, `nucleic revoke`: paired devices, through the daemon
 /// (docs/OPERATIONS.md, "Devices").
@@ -29,7 +30,7 @@ enum DeviceCommands {
 
     static func run(_ command: String, _ arguments: [String]) throws -> Int32 {
         let usage = usages[command]!
-        let result = Blocking.run { () async throws -> Int32 in
+        let result = runBlocking { () async throws -> Int32 in
             switch command {
             case "pair": return try await pair(arguments, usage)
             case "devices": return try await devices(arguments, usage)

@@ -4,6 +4,7 @@ import Glibc
 import NucleicProtocol
 import NucleicRemoteKit
 import NucleicWire
+import NucleicSystem
 
 /// `nucleic remote …`: a terminal client that is a paired device, talking to a host over TCP
 /// exactly as a phone does (NucleicRemoteKit; docs/CLIENTS.md), never over the local socket.
@@ -29,7 +30,7 @@ enum RemoteCommands {
     static func run(_ arguments: [String]) throws -> Int32 {
         guard let sub = arguments.first else { throw UsageError(message: "missing a remote command", usage: usage) }
         let rest = Array(arguments.dropFirst())
-        let result = Blocking.run { () async throws -> Int32 in
+        let result = runBlocking { () async throws -> Int32 in
             switch sub {
             case "pair": return try await pair(rest)
             case "ls": return try await list(rest)

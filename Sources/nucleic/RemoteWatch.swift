@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import NucleicProtocol
 import NucleicRemoteKit
+import NucleicSystem
 
 /// `nucleic remote watch`: the attention list, pending approvals and each session's transcript
 /// as it grows, printed line by line (so it works in a pipe as in a terminal), with approvals
@@ -169,28 +170,19 @@ actor WatchPrinter {
     }
 }
 
-/// Lines typed on standard input, read on a dispatch thread (a blocking read never holds the
+/// Lines typed on standard input, read on a thread of their own (a blocking read never holds the
 /// concurrency pool). The stream ends at end of input.
 enum StandardInputLines {
     static func stream() -> AsyncStream<String> {
         let (lines, continuation) = AsyncStream.makeStream(of: String.self)
         // A thread of its own: a read blocked for hours must not hold one of Dispatch's workers.
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(LineReader(continuation)).toOpaque()
-        pthread_create(&thread, nil, { raw in
-            let reader = Unmanaged<LineReader>.fromOpaque(raw!).takeRetainedValue()
-            while let line = readLine() { reader.continuation.yield(line) }
-            reader.continuation.finish()
-            return nil
-        }, box)
-        pthread_detach(thread)
+        let rc = startDetachedThread(name: "nucleic-stdin-in") {
+            while let line = readLine() { continuation.yield(line) }
+            continuation.finish()
+        }
+        if rc != 0 { continuation.finish() }
         return lines
     }
-}
-
-final class LineReader: Sendable {
-    let continuation: AsyncStream<String>.Continuation
-    init(_ continuation: AsyncStream<String>.Continuation) { self.continuation = continuation }
 }
 
 extension String {

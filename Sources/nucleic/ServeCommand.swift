@@ -6,6 +6,7 @@ import NucleicAdapters
 import NucleicProtocol
 import NucleicRuntime
 import NucleicSync
+import NucleicSystem
 
 /// `nucleic serve`: the daemon. Owns the session host and listens on the local socket until
 /// SIGTERM, SIGINT or `nucleic stop-daemon`; then stops every agent and exits, nothing
@@ -68,7 +69,7 @@ enum ServeCommand {
         let configuration = SessionHost.Configuration(
             home: home, adapters: adapters, selfExecutable: SelfExecutable.path, maxRunning: maxRunning, replaySpeed: speed,
             approvalTimeout: approvalTimeout, orphanGrace: orphanGrace)
-        let status = Blocking.run { () async throws -> Int32 in
+        let status = runBlocking { () async throws -> Int32 in
             // The socket's lock first: it makes this the only daemon of this home, before any
             // shim is adopted (two daemons starting at once must not share the sessions out).
             try DaemonClient.makeDirectories(home.run)
@@ -226,22 +227,4 @@ enum FileText {
         }
         return String(decoding: bytes, as: UTF8.self)
     }
-}
-
-/// Runs async work from the synchronous `main`, blocking until it is done.
-enum Blocking {
-    static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
-        let box = ResultBox<T>()
-        let semaphore = DispatchSemaphore(value: 0)
-        Task {
-            do { box.value = .success(try await body()) } catch { box.value = .failure(error) }
-            semaphore.signal()
-        }
-        semaphore.wait()
-        return box.value!
-    }
-}
-
-final class ResultBox<T: Sendable>: @unchecked Sendable {  // written once before the semaphore signals, read after
-    var value: Result<T, any Error>?
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicProtocol
 import NucleicRuntime
+import NucleicSystem
 
 /// The commands that talk to the daemon (DESIGN.md §1). Each is a small function: parse,
 /// one or two requests, print.
@@ -117,7 +118,7 @@ enum SessionCommands {
 
     static func run(_ command: String, _ arguments: [String]) throws -> Int32 {
         let usage = usages[command]!
-        let result = Blocking.run { () async throws -> Int32 in
+        let result = runBlocking { () async throws -> Int32 in
             switch command {
             case "project": return try await project(arguments, usage)
             case "start": return try await start(arguments, usage)

@@ -1,6 +1,7 @@
 import Foundation
 import NucleicGit
 import Testing
+import NucleicSystem
 
 /// The async face: every call runs on the actor's own git thread.
 @Suite struct RepositoryActorTests {
@@ -49,7 +50,7 @@ import Testing
 
     @Test func repositoriesCanShareOneExecutor() async throws {
         let one = try Fixture(), two = try Fixture()
-        let executor = GitExecutor(name: "shared-git")
+        let executor = SerialThreadExecutor(name: "shared-git")
         let first = try await RepositoryActor.open(one.repoPath, executor: executor)
         let second = try await RepositoryActor.open(two.repoPath, executor: executor)
         async let a = first.branchTip("main")

@@ -37,6 +37,8 @@ int nucleic_reap_pidfd(int pidfd, int *signaled, int *value);
 
 /// Names the calling thread (at most 15 bytes are kept), for `top -H` and debuggers.
 void nucleic_set_thread_name(const char *name);
+/// Copies the calling thread's name (PR_GET_NAME) into `buffer`, which holds at least 16 bytes.
+void nucleic_get_thread_name(char *buffer);
 
 /// prctl(PR_SET_CHILD_SUBREAPER, 1). Returns 0 or -errno.
 int nucleic_set_child_subreaper(void);

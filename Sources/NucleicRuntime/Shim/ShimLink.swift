@@ -2,6 +2,7 @@ import CShims
 import Glibc
 import NucleicProtocol
 import Synchronization
+import NucleicSystem
 
 /// How the daemon starts shims: the executable that has the `shim` subcommand (`nucleic`), and
 /// how long an agent may run with no daemon (nil: for ever).

@@ -3,6 +3,7 @@ import Glibc
 import NucleicAdapters
 import NucleicProtocol
 import NucleicStore
+import NucleicSystem
 
 /// The per-session shim (`nucleic shim`): the agent's parent, in a session of its own, so the
 /// agent outlives the daemon (docs/ARCHITECTURE.md, "Shims").

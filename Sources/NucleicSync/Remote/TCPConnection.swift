@@ -1,6 +1,6 @@
 import CShims
 import Glibc
-import NucleicRuntime
+import NucleicSystem
 
 /// One TCP connection as a byte stream: the same I/O thread as the local socket's `Connection`
 /// (`ConnectionCore` in raw mode), without framing — the secure channel frames its own bytes.

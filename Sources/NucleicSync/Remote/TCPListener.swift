@@ -1,7 +1,7 @@
 import CShims
 import Glibc
-import NucleicRuntime
 import Synchronization
+import NucleicSystem
 
 /// A TCP listening socket for the remote transport (`nucleic serve --listen ADDR:PORT`).
 ///

@@ -3,8 +3,9 @@ import Glibc
 
 /// Starts `body` on a new detached POSIX thread, outside Swift's cooperative pool.
 ///
-/// Blocking calls (`read`, `poll`, `accept`, `write`, `waitpid`) run on such threads so they never starve
-/// the pool. The thread is named `name` (truncated to 15 bytes) for `top -H` and debuggers.
+/// This is the one place Nucleic creates a thread. Blocking calls (`read`, `poll`, `accept`,
+/// `write`, `waitpid`, libgit2, SQLite) run on such threads so they never starve the pool. The
+/// thread is named `name` (truncated to 15 bytes) for `top -H` and debuggers.
 /// Returns the `pthread_create` error number, or 0.
 public func startDetachedThread(name: String, _ body: @escaping @Sendable () -> Void) -> Int32 {
     let context = Unmanaged.passRetained(ThreadContext(name: name, body: body)).toOpaque()
@@ -21,6 +22,13 @@ public func startDetachedThread(name: String, _ body: @escaping @Sendable () -> 
     }
     pthread_detach(thread)
     return 0
+}
+
+/// The name of the calling thread as the kernel knows it (at most 15 bytes), e.g. `nucleic-git`.
+public func currentThreadName() -> String {
+    var buffer = [CChar](repeating: 0, count: 16)
+    nucleic_get_thread_name(&buffer)
+    return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 private final class ThreadContext: Sendable {
