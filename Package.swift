@@ -30,16 +30,18 @@ let package = Package(
         .target(name: "NucleicStore", dependencies: ["NucleicProtocol", "NucleicSystem", "CSQLite"]),
         .target(name: "NucleicGit", dependencies: ["NucleicProtocol", "NucleicSystem", "CGit2"]),
         .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicStore", "NucleicGit", "NucleicSystem", "CShims"]),
-        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicSystem", "CShims", "CQRencode"]),
+        // Unix and TCP sockets: listeners, connections with their I/O thread, frames, peer credentials.
+        .target(name: "NucleicSockets", dependencies: ["NucleicProtocol", "NucleicSystem", "CShims"]),
+        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicSockets", "CQRencode"]),
         // The phone's client core (docs/CLIENTS.md): platform-free, Foundation at most.
         .target(name: "NucleicRemoteKit", dependencies: ["NucleicProtocol", "NucleicWire"]),
         .executableTarget(
             name: "nucleic",
-            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicRemoteKit", "NucleicSystem"]
+            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicRemoteKit", "NucleicSystem"]
         ),
         .executableTarget(
             name: "nucleic-bench",
-            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "NucleicSystem", "CSodium"]),
+            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicSystem", "CSodium"]),
 
         .testTarget(name: "NucleicSystemTests", dependencies: ["NucleicSystem", "NucleicProtocol"]),
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol", "NucleicTestSupport"]),
@@ -49,10 +51,10 @@ let package = Package(
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime", "NucleicTestSupport"]),
-        .testTarget(name: "NucleicSyncTests", dependencies: ["NucleicSync"]),
+        .testTarget(name: "NucleicSocketsTests", dependencies: ["NucleicSockets", "CShims"]),
         .testTarget(
             name: "NucleicRemoteTests",
-            dependencies: ["NucleicSync", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
+            dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol"]),
         .testTarget(name: "NucleicRemoteKitTests", dependencies: ["NucleicRemoteKit", "NucleicWire", "NucleicProtocol"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.

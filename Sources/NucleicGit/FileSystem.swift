@@ -1,4 +1,5 @@
 import Glibc
+import NucleicSystem
 
 /// The few file-system operations the git layer needs around libgit2: libgit2 creates neither
 /// a worktree's parent folders nor cleans up after a failed add.
@@ -139,8 +140,7 @@ enum FileSystem {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while bytes.count < 65536 {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let count = chunk.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
             bytes += chunk[0..<count]
         }

@@ -121,7 +121,7 @@ extension ChildProcess {
     /// Kills and reaps a child we failed to finish setting up (no monitor watches it yet).
     private static func abandon(_ pid: Int32) {
         _ = Glibc.kill(-pid, SIGKILL)
-        while waitpid(pid, nil, 0) < 0 && errno == EINTR {}
+        Syscall.waitpid(pid, nil, 0)
         Registry.release(pid)
     }
 

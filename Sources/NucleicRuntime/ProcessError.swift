@@ -8,10 +8,8 @@ public import NucleicSystem
 /// carried as diagnostics and are not part of equality.
 public typealias ProcessError = CodedError<ProcessFailure>
 
-/// The domain of ``ProcessError``.
-public enum ProcessFailure: SystemErrorDomain {
-    public typealias Diagnostics = SystemDiagnostics
-}
+/// The domain of ``ProcessError``: failures of spawning, signalling and writing to a child.
+public enum ProcessFailure: SystemErrorDomain {}
 
 extension CodedError.Code where Domain == ProcessFailure {
     /// The executable does not exist (or is not on PATH).

@@ -150,7 +150,7 @@ public final class Reaper: Sendable {
                 if sparing(pid, name) { continue }
                 var status: Int32 = 0
                 var rc: Int32
-                repeat { rc = waitpid(pid, &status, WNOHANG) } while rc < 0 && errno == EINTR
+                rc = Syscall.waitpid(pid, &status, WNOHANG)
                 guard rc == pid else { continue }  // 0: still running; -1 (ECHILD): not ours any more
                 let exit: ChildProcess.ExitStatus = nucleic_wifsignaled(status) != 0
                     ? .signaled(nucleic_wtermsig(status)) : .exited(nucleic_wexitstatus(status))
@@ -242,8 +242,7 @@ enum ProcEntry {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while bytes.count < 1 << 16 {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
             if n <= 0 { break }
             bytes += buffer[0..<n]
         }

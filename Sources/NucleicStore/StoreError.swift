@@ -81,28 +81,16 @@ extension CodedError where Domain == StoreFailure {
     }
 
     /// The C function that failed (`sqlite3_prepare_v2`, `pwrite`, …). Diagnostic only.
-    public var function: String? {
-        get { diagnostics.function }
-        set { diagnostics.function = newValue }
-    }
+    public var function: String? { diagnostics.function }
     /// The SQL being run. Diagnostic only.
-    public var sql: String? {
-        get { diagnostics.sql }
-        set { diagnostics.sql = newValue }
-    }
+    public var sql: String? { diagnostics.sql }
     /// The file concerned. Diagnostic only.
-    public var path: String? {
-        get { diagnostics.path }
-        set { diagnostics.path = newValue }
-    }
+    public var path: String? { diagnostics.path }
     /// The `errno` of a failed system call. Diagnostic only.
     public var errno: Int32? {
         get { diagnostics.errno }
         set { diagnostics.errno = newValue }
     }
     /// SQLite's extended result code. Diagnostic only.
-    public var sqliteCode: Int32? {
-        get { diagnostics.sqliteCode }
-        set { diagnostics.sqliteCode = newValue }
-    }
+    public var sqliteCode: Int32? { diagnostics.sqliteCode }
 }

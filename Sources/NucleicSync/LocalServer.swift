@@ -3,6 +3,7 @@ import Glibc
 #endif
 public import NucleicProtocol
 public import NucleicRuntime
+public import NucleicSockets
 
 /// Serves the message set of docs/PROTOCOL.md to the `SessionHost`, whatever the transport: the
 /// local socket (every connection from the owner's uid gets the `control` scope) and, through
@@ -46,7 +47,7 @@ public final class LocalServer: Sendable {
         }
     }
 
-    func serve(_ connection: Connection) async {
+    func serve(_ connection: LocalConnection) async {
         let sink = LocalSink(connection: connection)
         guard connection.peer.uid == getuid() else {
             sink.send(HostMsg(.error(code: .unauthorized, message: "only the user who runs the daemon may use its socket", sessionID: nil)))
@@ -211,7 +212,7 @@ protocol ClientSink: Sendable {
 
 /// The local socket's sink: one frame per message.
 struct LocalSink: ClientSink {
-    let connection: Connection
+    let connection: LocalConnection
 
     func send(_ message: HostMsg) {
         do { try connection.enqueue(WireMessages.encode(message)) } catch {

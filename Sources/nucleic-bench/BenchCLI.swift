@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import NucleicSystem
 #endif
 
 /// One benchmark, run as `nucleic-bench <name> [options]`. A new benchmark is a new conforming
@@ -137,8 +138,7 @@ enum Output {
     private static func write(_ text: String, to fd: Int32) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = bytes.withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
             if n <= 0 { return }
             bytes = bytes.dropFirst(n)
         }

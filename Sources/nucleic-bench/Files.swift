@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import NucleicSystem
 #endif
 
 /// Whole-file reads and writes, and temporary files, for the benchmarks.
@@ -21,8 +22,7 @@ enum Files {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = chunk.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
             guard n >= 0 else { throw BenchError(message: "reading \(path) failed: \(String(cString: strerror(errno)))") }
             if n == 0 { return bytes }
             bytes += chunk[0..<n]
@@ -35,8 +35,7 @@ enum Files {
         defer { close(fd) }
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = bytes[offset...].withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
             guard n > 0 else { throw BenchError(message: "writing \(path) failed: \(String(cString: strerror(errno)))") }
             offset += n
         }

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import NucleicSystem
 #endif
 
 /// The `git` CLI for `nucleic-bench integrate`: the peer rows, the resets between passes and the
@@ -79,15 +80,14 @@ struct GitRunner {
         if capture {
             var chunk = [UInt8](repeating: 0, count: 1 << 14)
             while true {
-                let n = chunk.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
+                let n = chunk.withUnsafeMutableBytes { Syscall.read(fds[0], $0.baseAddress, $0.count) }
                 if n <= 0 { break }
                 output += chunk[0..<n]
             }
             close(fds[0])
         }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        Syscall.waitpid(pid, &status, 0)
         // WIFEXITED/WEXITSTATUS are macros Swift does not import: exited normally when the low 7
         // bits are 0, with the code in the next 8.
         return (status, String(decoding: output, as: UTF8.self))

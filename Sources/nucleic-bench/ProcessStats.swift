@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import NucleicSystem
 #endif
 
 /// CPU time and memory of this process (the host, in-process) and of its reaped children (the
@@ -146,8 +147,7 @@ enum ProcessStats {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = chunk.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
             if n <= 0 { break }
             bytes += chunk[0..<n]
         }

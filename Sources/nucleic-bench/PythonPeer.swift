@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicAdapters
 import NucleicProtocol
+import NucleicSystem
 
 /// Runs `Tests/Peers/bench_json.py` on the same bytes, for the reference row.
 ///
@@ -61,14 +62,13 @@ enum PythonPeer {
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 14)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = chunk.withUnsafeMutableBytes { Syscall.read(fds[0], $0.baseAddress, $0.count) }
             if n <= 0 { break }
             output += chunk[0..<n]
         }
         close(fds[0])
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        Syscall.waitpid(pid, &status, 0)
         // WIFEXITED/WEXITSTATUS are macros Swift does not import: exited normally when the low 7
         // bits are 0, with the code in the next 8.
         guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {

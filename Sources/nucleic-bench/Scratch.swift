@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NucleicRuntime
+import NucleicSystem
 
 /// A temporary folder for one benchmark phase: a data folder, a git repository, fixtures.
 /// Removed (with `rm -rf`) by `remove()` unless kept.
@@ -101,8 +102,7 @@ final class BufferedFile {
     private func flush() throws(BenchError) {
         var offset = 0
         while offset < buffer.count {
-            let n = buffer[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer[offset...].withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
             guard n > 0 else { throw BenchError(message: "writing \(path) failed: \(Scratch.lastError())") }
             offset += n
         }

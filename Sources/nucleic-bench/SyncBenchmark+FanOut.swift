@@ -6,6 +6,7 @@ import NucleicRuntime
 import NucleicStore
 import NucleicSync
 import NucleicWire
+import NucleicSockets
 
 /// A SessionHost (HostRig) with the daemon's local server, its pairing, a RemoteServer on
 /// 127.0.0.1 (a free port) and `devices` paired devices written straight into the store.

@@ -8,6 +8,7 @@ import NucleicStore
 import NucleicSync
 import NucleicWire
 import NucleicSystem
+import NucleicSockets
 
 /// `nucleic-bench sync`: the remote channel (docs/BENCHMARKS.md, "Sync"): Noise handshakes,
 /// encrypted frames against raw libsodium on the same buffers, and one busy session fanned out to

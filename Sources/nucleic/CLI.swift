@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import NucleicSystem
 #endif
 
 /// A command line the user got wrong: printed with the command's usage, exit status 64 (EX_USAGE).
@@ -167,8 +168,7 @@ enum Output {
     static func write(_ fd: Int32, _ text: String) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = bytes.withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
             if n <= 0 { return }
             bytes = bytes.dropFirst(n)
         }

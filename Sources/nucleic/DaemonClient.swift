@@ -5,13 +5,14 @@ import CShims
 import NucleicProtocol
 import NucleicRuntime
 import NucleicSync
+import NucleicSockets
 
 /// The CLI's connection to the daemon, started on demand.
 ///
 /// Replies are matched to requests by `requestID`; everything else the daemon pushes (events,
 /// approvals, session updates) comes out of `pushed`.
 actor DaemonClient {
-    let connection: Connection
+    let connection: LocalConnection
     private var nextRequest: Int64 = 1
     private var waiting: [Int64: CheckedContinuation<HostMsg, any Error>] = [:]
     private let pushedContinuation: AsyncStream<HostMsg>.Continuation
@@ -23,8 +24,8 @@ actor DaemonClient {
         let home = NucleicHome.fromEnvironment()
         let path = try SocketPath.resolve(home: home.path)
         // (A `catch where` on the typed SocketError crashes the 6.3 compiler: keep this shape.)
-        let attempt = Result { () throws(SocketError) -> Connection in try UnixClient.connect(path: path) }
-        let connection: Connection
+        let attempt = Result { () throws(SocketError) -> LocalConnection in try UnixClient.connect(path: path) }
+        let connection: LocalConnection
         switch attempt {
         case .success(let c): connection = c
         case .failure(let error):
@@ -38,7 +39,7 @@ actor DaemonClient {
         return client
     }
 
-    private init(connection: Connection) {
+    private init(connection: LocalConnection) {
         self.connection = connection
         (pushed, pushedContinuation) = AsyncStream<HostMsg>.makeStream(bufferingPolicy: .unbounded)
     }
@@ -95,7 +96,7 @@ actor DaemonClient {
     func close() { connection.close() }
 
     /// Starts `nucleic serve` in its own session, logging to `run/daemon.log`, and waits for its socket.
-    static func startDaemon(home: NucleicHome, socket: String) async throws -> Connection {
+    static func startDaemon(home: NucleicHome, socket: String) async throws -> LocalConnection {
         try makeDirectories(home.run)
         let log = open(home.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard log >= 0 else { throw CommandError(message: "cannot open \(home.log): \(String(cString: strerror(errno)))") }

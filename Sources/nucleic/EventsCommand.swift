@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicAdapters
 import NucleicProtocol
+import NucleicSystem
 
 /// `nucleic events`: a raw agent stdout stream in, normalized events out as JSON lines.
 enum EventsCommand {
@@ -47,8 +48,7 @@ enum EventsCommand {
         var framer = LineFramer(limit: try lineLimit())
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
             guard n >= 0 else { throw CommandError(message: "reading \(path) failed: \(String(cString: strerror(errno)))") }
             if n == 0 { break }
             for output in framer.feed(buffer[0..<n]) { try session.take(output) }

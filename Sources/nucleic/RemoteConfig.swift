@@ -4,6 +4,7 @@ import Glibc
 import NucleicProtocol
 import NucleicRemoteKit
 import NucleicWire
+import NucleicSystem
 
 /// What `nucleic remote` keeps between runs, in `$XDG_CONFIG_HOME/nucleic/` (default
 /// `~/.config/nucleic/`): `remote.json` (this device's private key and the paired host, mode
@@ -122,8 +123,7 @@ extension FileText {
         guard fd >= 0 else { throw CommandError(message: "cannot write \(temporary): \(String(cString: strerror(errno)))") }
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = bytes.withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
             guard n > 0 else {
                 close(fd)
                 unlink(temporary)

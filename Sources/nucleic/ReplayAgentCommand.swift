@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NucleicAdapters
+import NucleicSystem
 
 /// `nucleic replay-agent FIXTURE`: a recorded agent CLI on stdin/stdout, for hosts under test.
 ///
@@ -117,8 +118,7 @@ enum ReplayAgentCommand {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = chunk.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
             guard n >= 0 else { throw CommandError(message: "reading \(path) failed: \(String(cString: strerror(errno)))") }
             if n == 0 { return bytes }
             bytes += chunk[0..<n]
@@ -131,8 +131,7 @@ enum ReplayAgentCommand {
         bytes.append(UInt8(ascii: "\n"))
         var rest = bytes[...]
         while !rest.isEmpty {
-            let n = rest.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = rest.withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
             if n <= 0 { return false }
             rest = rest.dropFirst(n)
         }

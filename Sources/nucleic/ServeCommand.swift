@@ -7,6 +7,7 @@ import NucleicProtocol
 import NucleicRuntime
 import NucleicSync
 import NucleicSystem
+import NucleicSockets
 
 /// `nucleic serve`: the daemon. Owns the session host and listens on the local socket until
 /// SIGTERM, SIGINT or `nucleic stop-daemon`; then stops every agent and exits, nothing

@@ -4,6 +4,7 @@ import NucleicRuntime
 import NucleicTestSupport
 import Testing
 @testable import NucleicSync
+import NucleicSockets
 
 /// The built CLI and its daemon started on demand with NUCLEIC_LISTEN, a private NUCLEIC_HOME:
 /// `nucleic pair --json` gives a URI the Python client pairs with, `nucleic devices` lists the

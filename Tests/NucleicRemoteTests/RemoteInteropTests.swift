@@ -3,6 +3,7 @@ import NucleicProtocol
 import NucleicRuntime
 import Testing
 @testable import NucleicSync
+import NucleicSockets
 
 /// An independent Python client (noiseprotocol + cbor2, Tests/Peers/remote_client.py) against the
 /// real host core over TCP on 127.0.0.1: pairing through the URI, IK reconnects, the message set,

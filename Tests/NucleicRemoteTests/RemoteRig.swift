@@ -9,6 +9,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import NucleicSockets
 #endif
 
 struct PeerFailure: Error, CustomStringConvertible {

@@ -5,6 +5,7 @@ import NucleicTestSupport
 import NucleicWire
 import Testing
 @testable import NucleicSync
+import NucleicSockets
 
 /// The host's wire, byte level: every message type round-trips through cbor2;
 /// handshakes and frames written to the host byte by byte and in random chunks; random bytes at

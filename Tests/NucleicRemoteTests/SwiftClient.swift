@@ -1,6 +1,7 @@
 import NucleicProtocol
 import NucleicWire
 @testable import NucleicSync
+import NucleicSockets
 
 /// A minimal device written in Swift on NucleicWire (the Python client is the independent one):
 /// pairs or connects, then sends and receives application messages. `chunk` cuts every write into

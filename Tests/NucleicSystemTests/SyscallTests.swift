@@ -109,9 +109,28 @@ private func readWhileSignalled(signals: Int, _ read: @escaping @Sendable (Int32
         close(fds[1])
     }
 
-    @Test func waitpidAndPollRetryAndReturnTheirResults() {
-        var fds: [pollfd] = [pollfd(fd: -1, events: Int16(POLLIN), revents: 0)]
-        #expect(Syscall.poll(&fds, timeout: 0) == 0)
-        #expect(Syscall.waitpid(-1, nil, WNOHANG) <= 0)
+    @Test func waitpidCollectsItsOwnChildAndPollReturnsReadiness() {
+        var pid: pid_t = 0
+        let arguments = ["/bin/sh", "-c", "exit 3"]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        #expect(posix_spawn(&pid, "/bin/sh", nil, nil, &argv, environ) == 0)
+        var status: Int32 = 0
+        // Waits for this pid only: a wait for any child would take other tests' children.
+        #expect(Syscall.waitpid(pid, &status, 0) == pid)
+        #expect((status >> 8) & 0xff == 3)
+        #expect(Syscall.waitpid(pid, &status, 0) == -1)
+        #expect(errno == ECHILD)
+
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        var polled = [pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)]
+        #expect(Syscall.poll(&polled, timeout: 0) == 0)
+        var byte: UInt8 = 1
+        #expect(write(fds[1], &byte, 1) == 1)
+        #expect(Syscall.poll(&polled, timeout: 1_000) == 1)
+        #expect(polled[0].revents & Int16(POLLIN) != 0)
+        close(fds[0])
+        close(fds[1])
     }
 }

@@ -155,8 +155,7 @@ public final class ShimLink: Sendable {
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !pending.contains(0x0A) {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(socket, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { Syscall.read(socket, $0.baseAddress, $0.count) }
             guard n > 0 else {
                 Glibc.close(socket)
                 Glibc.close(lock)
@@ -245,8 +244,7 @@ public final class ShimLink: Sendable {
                 changed = true
             }
             if changed { continuation.yield() }
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(socket, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { Syscall.read(socket, $0.baseAddress, $0.count) }
             guard n > 0 else { break }
             pending += buffer[0..<n]
         }

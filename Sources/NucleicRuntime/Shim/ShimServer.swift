@@ -198,8 +198,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         var framer = LineFramer()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
             guard n > 0 else { break }
             let chunk = Array(buffer[0..<n])
             if direction == .err { tail.append(chunk) }
@@ -250,8 +249,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
             if broken { continue }
             var offset = 0
             while offset < bytes.count {
-                let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
+                let n = bytes[offset...].withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
                 guard n > 0 else { broken = true; break }
                 offset += n
             }
@@ -300,8 +298,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         reading: while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
             guard n > 0 else { break }
             pending += buffer[0..<n]
             var messages: [ShimMessage] = []
@@ -414,7 +411,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         var status: ChildProcess.ExitStatus = .exited(-1)
         var raw: Int32 = 0
         var rc: Int32
-        repeat { rc = waitpid(agentPID, &raw, 0) } while rc < 0 && errno == EINTR
+        rc = Syscall.waitpid(agentPID, &raw, 0)
         if rc == agentPID {
             status = nucleic_wifsignaled(raw) != 0 ? .signaled(nucleic_wtermsig(raw)) : .exited(nucleic_wexitstatus(raw))
         }

@@ -2,6 +2,7 @@ public import NucleicProtocol
 public import NucleicRuntime
 public import NucleicStore
 public import NucleicWire
+public import NucleicSockets
 
 /// The daemon's paired devices, its pairing invite, and the live connections of each device.
 ///

@@ -4,6 +4,7 @@ import NucleicRuntime
 import NucleicStore
 import NucleicWire
 import Synchronization
+public import NucleicSockets
 
 /// The daemon's TCP side: paired devices over Noise (docs/PROTOCOL.md, "Remote transport").
 ///

@@ -1,5 +1,5 @@
 import Glibc
-@testable import NucleicSync
+@testable import NucleicSockets
 import Testing
 
 /// SocketPath.resolve with short and long homes, a runtime folder or none, and unsafe folders.

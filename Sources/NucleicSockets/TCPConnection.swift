@@ -2,7 +2,7 @@ import CShims
 import Glibc
 import NucleicSystem
 
-/// One TCP connection as a byte stream: the same I/O thread as the local socket's `Connection`
+/// One TCP connection as a byte stream: the same I/O thread as the local socket's `LocalConnection`
 /// (`ConnectionCore` in raw mode), without framing — the secure channel frames its own bytes.
 ///
 /// ### Invariants

@@ -1,5 +1,5 @@
 import Glibc
-@testable import NucleicSync
+@testable import NucleicSockets
 import Testing
 
 /// Connections over real Unix sockets: round trips, many clients, credentials, broken peers,

@@ -1,4 +1,4 @@
-@testable import NucleicSync
+@testable import NucleicSockets
 import Testing
 
 /// FrameDecoder fed whole, byte by byte and in random chunks; over-long, truncated and trailing input.

@@ -3,7 +3,7 @@ import Glibc
 import Synchronization
 import NucleicSystem
 
-/// Listens on the daemon's Unix socket and hands out one `Connection` per client.
+/// Listens on the daemon's Unix socket and hands out one `LocalConnection` per client.
 ///
 /// Setting up (all in `init`):
 /// 1. the path must fit in `sun_path`; its folder is created with mode 0700 if missing, and must
@@ -34,7 +34,7 @@ public final class UnixListener: Sendable, CustomStringConvertible {
     /// The accepted connections, in order. Finishes once the listener has stopped accepting
     /// (after `close()`, or after an accept error, see `failure`). Single consumer; cancelling
     /// the task iterating it closes the listener. Connections already accepted stay open.
-    public let connections: AsyncStream<Connection>
+    public let connections: AsyncStream<LocalConnection>
 
     private let core: ListenerCore
 
@@ -68,7 +68,7 @@ public final class UnixListener: Sendable, CustomStringConvertible {
             throw error
         }
 
-        let (stream, continuation) = AsyncStream.makeStream(of: Connection.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: LocalConnection.self)
         let core = ListenerCore(
             path: path, listenFD: bound.fd, wake: wake, lockFD: lockFD,
             device: bound.device, inode: bound.inode, options: options, continuation: continuation
@@ -109,7 +109,7 @@ public final class UnixListener: Sendable, CustomStringConvertible {
     /// `close()`, stops accepting; every connection still open is then closed, so handlers see
     /// their `frames` end; `run` returns once every handler has returned. Consumes `connections`:
     /// use one or the other.
-    public func run(_ handler: @escaping @Sendable (Connection) async -> Void) async {
+    public func run(_ handler: @escaping @Sendable (LocalConnection) async -> Void) async {
         let live = LiveConnections()
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
@@ -244,12 +244,12 @@ final class ListenerCore: Sendable {
     let device: UInt64
     let inode: UInt64
     let options: ConnectionOptions
-    let continuation: AsyncStream<Connection>.Continuation
+    let continuation: AsyncStream<LocalConnection>.Continuation
     private let state = Mutex(State())
 
     init(
         path: String, listenFD: Int32, wake: WakePipe, lockFD: Int32, device: UInt64, inode: UInt64,
-        options: ConnectionOptions, continuation: AsyncStream<Connection>.Continuation
+        options: ConnectionOptions, continuation: AsyncStream<LocalConnection>.Continuation
     ) {
         self.path = path
         self.listenFD = listenFD
@@ -348,7 +348,7 @@ final class ListenerCore: Sendable {
             let fd = nucleic_unix_accept(listenFD)
             if fd >= 0 {
                 // A connection whose setup fails (no thread, no pipe) is closed and skipped.
-                if let connection = try? Connection.start(fd: fd, options: options, label: { "the connection from \($0)" }) {
+                if let connection = try? LocalConnection.start(fd: fd, options: options, label: { "the connection from \($0)" }) {
                     continuation.yield(connection)
                 }
                 continue
@@ -380,13 +380,13 @@ final class ListenerCore: Sendable {
 
 /// The connections `UnixListener.run` is serving, so shutdown can close them.
 private final class LiveConnections: Sendable {
-    private let connections = Mutex<[ObjectIdentifier: Connection]>([:])
+    private let connections = Mutex<[ObjectIdentifier: LocalConnection]>([:])
 
-    func insert(_ connection: Connection) {
+    func insert(_ connection: LocalConnection) {
         connections.withLock { $0[ObjectIdentifier(connection)] = connection }
     }
 
-    func remove(_ connection: Connection) {
+    func remove(_ connection: LocalConnection) {
         _ = connections.withLock { $0.removeValue(forKey: ObjectIdentifier(connection)) }
     }
 

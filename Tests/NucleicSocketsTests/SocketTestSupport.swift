@@ -1,6 +1,6 @@
 import CShims
 import Glibc
-@testable import NucleicSync
+@testable import NucleicSockets
 import Testing
 
 /// A small seeded generator (SplitMix64), so random tests replay exactly.
@@ -125,13 +125,13 @@ func startEchoServer(_ listener: UnixListener) -> Task<Void, Never> {
 }
 
 /// The first connection `listener` accepts.
-func firstConnection(of listener: UnixListener) async -> Connection? {
+func firstConnection(of listener: UnixListener) async -> LocalConnection? {
     for await connection in listener.connections { return connection }
     return nil
 }
 
 /// Every frame until the stream ends.
-func collectFrames(_ connection: Connection) async -> [[UInt8]] {
+func collectFrames(_ connection: LocalConnection) async -> [[UInt8]] {
     var frames: [[UInt8]] = []
     for await frame in connection.frames { frames.append(frame) }
     return frames

@@ -9,7 +9,7 @@ public enum UnixClient {
     /// while the listener's backlog is full); everything after runs on the connection's thread.
     /// - Throws: `notRunning` when there is no socket at `path` or nobody listens on it,
     ///   `permissionDenied` when the socket is another user's, `pathTooLong`, `systemCallFailed`.
-    public static func connect(path: String, options: ConnectionOptions = ConnectionOptions()) throws(SocketError) -> Connection {
+    public static func connect(path: String, options: ConnectionOptions = ConnectionOptions()) throws(SocketError) -> LocalConnection {
         guard SocketPath.fits(path) else {
             throw SocketError(
                 .pathTooLong, "cannot connect to \(path): a socket path may be at most \(SocketPath.maxLength) bytes",
@@ -30,7 +30,7 @@ public enum UnixClient {
             _ = Glibc.close(fd)
             throw SocketError.system("configure the socket for \(path)", "fcntl", number, path: path)
         }
-        return try Connection.start(fd: fd, options: options) { _ in "the connection to the daemon at \(path)" }
+        return try LocalConnection.start(fd: fd, options: options) { _ in "the connection to the daemon at \(path)" }
     }
 
     private static func connectError(_ path: String, _ number: Int32) -> SocketError {

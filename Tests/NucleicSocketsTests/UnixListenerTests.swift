@@ -1,5 +1,5 @@
 import Glibc
-@testable import NucleicSync
+@testable import NucleicSockets
 import Testing
 
 /// UnixListener on real sockets in temp folders: permissions, stale and live sockets, closing.
@@ -110,7 +110,7 @@ struct UnixListenerTests {
         for round in 0..<200 {
             let listener = try UnixListener(path: path)
             #expect(fileType(of: path) == S_IFSOCK)
-            var client: Connection?
+            var client: LocalConnection?
             if round % 4 == 0 { client = try UnixClient.connect(path: path) }
             listener.close()
             #expect(listener.isClosed)
@@ -118,7 +118,7 @@ struct UnixListenerTests {
             #expect(!exists(path))
             // `connections` finishes only as the accept thread's last act, after it closed the
             // listening socket: the loop ends only if no accept thread is left blocked.
-            var accepted: [Connection] = []
+            var accepted: [LocalConnection] = []
             for await connection in listener.connections { accepted.append(connection) }
             #expect(accepted.count <= 1)
             #expect(listener.failure == nil)

@@ -6,14 +6,9 @@ import Glibc
 ///
 /// `code` is what callers match on; `message` is a sentence for a person (what happened, to which
 /// path or peer, what to do next). The path, C function and errno are diagnostics and are not part
-/// of equality. `Connection.endReason` uses the same type: `peerClosed` and `closed` are the
+/// of equality. `LocalConnection.endReason` uses the same type: `peerClosed` and `closed` are the
 /// ordinary ends, the other codes say what went wrong.
 public typealias SocketError = CodedError<SocketFailure>
-
-/// The domain of ``SocketError``.
-public enum SocketFailure: SystemErrorDomain {
-    public typealias Diagnostics = SystemDiagnostics
-}
 
 extension CodedError.Code where Domain == SocketFailure {
     // Setting up and reaching the socket.
@@ -50,6 +45,9 @@ extension CodedError.Code where Domain == SocketFailure {
     /// A payload over the connection's limit was given to `send`; the connection stays open.
     public static var payloadTooLarge: Self { Self("payloadTooLarge") }
 }
+
+/// The domain of ``SocketError``: failures of system calls on sockets and their paths.
+public enum SocketFailure: SystemErrorDomain {}
 
 extension CodedError where Domain == SocketFailure {
     /// A failed system call on `path` (or on no path), phrased as "cannot <what>: <strerror>".

@@ -20,7 +20,7 @@ import NucleicSystem
 /// - A write to a peer that has gone fails with `peerClosed`; it never raises SIGPIPE.
 /// - Releasing the last reference (the object and every `frames` stream made from it) closes the
 ///   connection.
-public final class Connection: Sendable, CustomStringConvertible {
+public final class LocalConnection: Sendable, CustomStringConvertible {
     /// Who is at the other end, as the kernel recorded it.
     public let peer: PeerCredentials
     /// Names the connection in messages, e.g. `the connection from pid 1234 (uid 1000)`.
@@ -41,7 +41,7 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// starts its thread. `label(peer)` names the connection. Closes `fd` on failure.
     static func start(
         fd: Int32, options: ConnectionOptions, label: (PeerCredentials) -> String
-    ) throws(SocketError) -> Connection {
+    ) throws(SocketError) -> LocalConnection {
         let peer: PeerCredentials
         let wake: WakePipe
         do throws(SocketError) {
@@ -59,7 +59,7 @@ public final class Connection: Sendable, CustomStringConvertible {
             wake.close()
             throw SocketError.system("start a thread for \(name)", "pthread_create", rc)
         }
-        return Connection(peer: peer, label: name, options: options, core: core)
+        return LocalConnection(peer: peer, label: name, options: options, core: core)
     }
 
     deinit {
