@@ -3,6 +3,12 @@ import NucleicSystem
 import Synchronization
 import Testing
 
+/// What the signalled `read` returned, and its errno.
+private struct Outcome: Sendable {
+    let result: Int
+    let errno: Int32
+}
+
 /// How many SIGUSR1s the handler below has seen.
 private let interrupts = Atomic<Int>(0)
 
@@ -19,14 +25,14 @@ private func installInterruptingHandler() {
 /// Reads one byte from a pipe on a thread of its own, with `read`, while the test signals that
 /// thread until the handler has run `signals` times, then writes the byte. Returns what `read`
 /// returned and its errno.
-private func readWhileSignalled(signals: Int, _ read: @escaping @Sendable (Int32) -> Int) -> (result: Int, errno: Int32)? {
+private func readWhileSignalled(signals: Int, _ read: @escaping @Sendable (Int32) -> Int) -> Outcome? {
     installInterruptingHandler()
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { return nil }
     defer { close(fds[0]); close(fds[1]) }
     let readEnd = fds[0]
     let reader = Mutex<pthread_t?>(nil)
-    let outcome = BlockingQueue<(Int, Int32)>()
+    let outcome = BlockingQueue<Outcome>()
     guard startDetachedThread(name: "nucleic-eintr", {
         // A thread inherits its creator's signal mask, and Swift's pool threads may block
         // SIGUSR1: unblock it here, where it must interrupt.
@@ -36,7 +42,7 @@ private func readWhileSignalled(signals: Int, _ read: @escaping @Sendable (Int32
         pthread_sigmask(SIG_UNBLOCK, &mask, nil)
         reader.withLock { $0 = pthread_self() }
         let result = read(readEnd)
-        outcome.push((result, errno))
+        outcome.push(Outcome(result: result, errno: errno))
     }) == 0 else { return nil }
     while reader.withLock({ $0 }) == nil { usleep(1_000) }
     let thread = reader.withLock { $0! }
@@ -55,20 +61,24 @@ private func readWhileSignalled(signals: Int, _ read: @escaping @Sendable (Int32
 }
 
 @Suite(.serialized) struct SyscallTests {
-    @Test func aPlainReadFailsWithEINTRWhenSignalled() {
+    @Test func aPlainReadFailsWithEINTRWhenSignalled() async {
         // The control: proves the signal really interrupts the call the wrapper must retry.
-        let outcome = readWhileSignalled(signals: 1) { fd in
-            var byte: UInt8 = 0
-            return Glibc.read(fd, &byte, 1)
+        let outcome = await onOwnThread {
+            readWhileSignalled(signals: 1) { fd in
+                var byte: UInt8 = 0
+                return Glibc.read(fd, &byte, 1)
+            }
         }
         #expect(outcome?.result == -1)
         #expect(outcome?.errno == EINTR)
     }
 
-    @Test func syscallReadRetriesThroughSignals() {
-        let outcome = readWhileSignalled(signals: 5) { fd in
-            var buffer = [UInt8](repeating: 0, count: 4)
-            return Syscall.read(fd, into: &buffer)
+    @Test func syscallReadRetriesThroughSignals() async {
+        let outcome = await onOwnThread {
+            readWhileSignalled(signals: 5) { fd in
+                var buffer = [UInt8](repeating: 0, count: 4)
+                return Syscall.read(fd, into: &buffer)
+            }
         }
         #expect(outcome?.result == 1)
     }

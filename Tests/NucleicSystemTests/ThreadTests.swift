@@ -102,14 +102,17 @@ import Testing
         #expect(queue.pop() == nil)
     }
 
-    @Test func runBlockingWaitsForAsyncWork() throws {
-        let value = try runBlocking { () async throws -> Int in
-            try await Task.sleep(for: .milliseconds(20))
-            return 42
+    @Test func runBlockingWaitsForAsyncWork() async throws {
+        // From a thread of its own, as an executable's main thread calls it.
+        let value = try await onOwnThread {
+            runBlocking { () async throws -> Int in
+                try await Task.sleep(for: .milliseconds(20))
+                return 42
+            }
         }.get()
         #expect(value == 42)
         struct Failure: Error, Equatable {}
-        let failed = runBlocking { () async throws -> Int in throw Failure() }
+        let failed = await onOwnThread { runBlocking { () async throws -> Int in throw Failure() } }
         #expect(throws: Failure.self) { try failed.get() }
     }
 }

@@ -203,6 +203,7 @@ import Testing
     @Test func errorsSayWhatAndWhere() {
         let error = decodeError(bytes(hex: "a1616162c328"))
         #expect(error == CBORError(.invalidUTF8, "the text string of 2 bytes is not valid UTF-8", offset: 3))
+        #expect(error?.offset == 3)
         #expect(error?.description == "CBOR invalidUTF8 at byte 3: the text string of 2 bytes is not valid UTF-8")
         let truncated = decodeError(bytes(hex: "826161780a616263"))
         #expect(truncated?.offset == 3)
