@@ -7,20 +7,20 @@ extension ClaudeCodec {
             return CodecOutput(events: [CodecEvents.malformed(line, error, backend: backend)])
         }
         guard let type = message["type"]?.stringValue else {
-            return CodecOutput(events: [.unknown(raw: String(decoding: line, as: UTF8.self))])
+            return CodecOutput(events: [Self.unknown(line, "?")])
         }
         do {
             switch type {
             case "system": return system(message, line)
-            case "stream_event": return CodecOutput(events: streamEvent(message["event"] ?? .null))
-            case "assistant": return CodecOutput(events: assistant(message))
-            case "user": return CodecOutput(events: user(message))
+            case "stream_event": return CodecOutput(events: try streamEvent(message["event"] ?? .null, line))
+            case "assistant": return CodecOutput(events: assistant(message, line))
+            case "user": return CodecOutput(events: user(message, line))
             case "result": return CodecOutput(events: result(message))
             case "control_request": return try controlRequest(message, line, now: now)
-            case "control_response": return CodecOutput(events: controlResponse(message))
+            case "control_response": return CodecOutput(events: controlResponse(message, line))
             case "control_cancel_request": return CodecOutput(events: cancelRequest(message))
             case "keep_alive": return CodecOutput()
-            default: return CodecOutput(events: [.unknown(raw: String(decoding: line, as: UTF8.self))])
+            default: return CodecOutput(events: [Self.unknown(line, type)])
             }
         } catch {
             return CodecOutput(events: [CodecEvents.unreadable(line, "a Claude \(type) message", error)])
@@ -103,44 +103,62 @@ extension ClaudeCodec {
             let error = message["error"]?.textOrJSON ?? message["error_status"]?.textOrJSON ?? "an API error"
             return CodecOutput(events: [.notice(level: .warning, message: "Claude is retrying after \(error)\(attempt)", code: "apiRetry")])
         default:
-            return CodecOutput(events: [.unknown(raw: String(decoding: line, as: UTF8.self))])
+            return CodecOutput(events: [Self.unknown(line, "system/\(message["subtype"]?.stringValue ?? "?")")])
         }
     }
 
-    private mutating func streamEvent(_ event: JSONValue) -> [AgentEvent] {
-        guard let index = event["index"]?.intValue ?? (event["type"]?.stringValue == "message_start" ? -1 : nil) else { return [] }
-        switch event["type"]?.stringValue {
+    /// An `unknown` event for `line`, naming the part of it the codec does not know.
+    static func unknown(_ line: [UInt8], _ nativeKind: String) -> AgentEvent {
+        .unknown(raw: String(decoding: line, as: UTF8.self), nativeKind: nativeKind)
+    }
+
+    /// Content block types of `assistant` messages and streamed blocks the codec maps.
+    static let knownAssistantBlocks: Set<String> = ["text", "thinking", "tool_use"]
+
+    private mutating func streamEvent(_ event: JSONValue, _ line: [UInt8]) throws(ShapeError) -> [AgentEvent] {
+        let type = event["type"]?.stringValue ?? "?"
+        switch type {
         case "message_start":
             streamingBlocks = [:]
             return []
-        case "content_block_start":
-            let block = event["content_block"] ?? .null
-            let type = block["type"]?.stringValue ?? "unknown"
-            streamingBlocks[index] = StreamingBlock(type: type, toolID: block["id"]?.stringValue, toolName: block["name"]?.stringValue)
+        case "message_delta", "message_stop", "ping":
+            // The stop reason and usage come again, complete, in the `assistant` message and the `result`.
             return []
+        case "content_block_start":
+            let index = try Fields(event, "content_block_start").int("index")
+            let block = event["content_block"] ?? .null
+            let blockType = block["type"]?.stringValue ?? "?"
+            streamingBlocks[index] = StreamingBlock(type: blockType, toolID: block["id"]?.stringValue, toolName: block["name"]?.stringValue)
+            return Self.knownAssistantBlocks.contains(blockType) ? [] : [Self.unknown(line, "stream_event/content_block_start/\(blockType)")]
         case "content_block_delta":
+            let index = try Fields(event, "content_block_delta").int("index")
             let delta = event["delta"] ?? .null
-            switch delta["type"]?.stringValue {
+            let deltaType = delta["type"]?.stringValue ?? "?"
+            switch deltaType {
             case "text_delta": return delta["text"]?.stringValue.map { [.assistantText(text: $0, isPartial: true)] } ?? []
             case "thinking_delta": return delta["thinking"]?.stringValue.map { [.reasoning(text: $0, isPartial: true)] } ?? []
+            case "signature_delta": return []  // the thinking block's opaque signature
             case "input_json_delta":
                 guard let piece = delta["partial_json"]?.stringValue, let id = streamingBlocks[index]?.toolID else { return [] }
                 streamingBlocks[index]?.partialJSON.append(contentsOf: piece.utf8)
                 return piece.isEmpty || startedToolIDs.contains(id) ? [] : [.toolCallInputDelta(toolCallID: id, delta: piece)]
-            default: return []
+            default: return [Self.unknown(line, "stream_event/content_block_delta/\(deltaType)")]
             }
         case "content_block_stop":
-            guard let block = streamingBlocks.removeValue(forKey: index), let id = block.toolID, let name = block.toolName else { return [] }
+            let index = try Fields(event, "content_block_stop").int("index")
+            guard let block = streamingBlocks.removeValue(forKey: index), let id = block.toolID, let name = block.toolName,
+                block.type == "tool_use"
+            else { return [] }
             // The whole input is known now; the `assistant` message repeats it later.
             let input = block.partialJSON.isEmpty ? JSONValue.object([:]) : ((try? JSONParser.parse(block.partialJSON)) ?? .null)
             guard input != .null else { return [] }
             return startTool(id: id, name: name, input: input)
         default:
-            return []
+            return [Self.unknown(line, "stream_event/\(type)")]
         }
     }
 
-    private mutating func assistant(_ message: JSONValue) -> [AgentEvent] {
+    private mutating func assistant(_ message: JSONValue, _ line: [UInt8]) -> [AgentEvent] {
         // An API failure arrives as a message Claude Code made up itself (model "<synthetic>",
         // an `error` code); its text is the error, not the assistant's.
         if let error = message["error"]?.stringValue {
@@ -149,6 +167,7 @@ extension ClaudeCodec {
             return [.notice(level: .error, message: text, code: error)]
         }
         var events: [AgentEvent] = []
+        var unknownKinds: [String] = []
         for block in message["message"]?["content"]?.arrayValue ?? [] {
             switch block["type"]?.stringValue {
             case "text": if let text = block["text"]?.stringValue { events.append(.assistantText(text: text, isPartial: false)) }
@@ -156,23 +175,34 @@ extension ClaudeCodec {
             case "tool_use":
                 guard let id = block["id"]?.stringValue, let name = block["name"]?.stringValue else { continue }
                 events += startTool(id: id, name: name, input: block["input"] ?? .object([:]))
-            default: continue
+            case let other:
+                let kind = "assistant/\(other ?? "?")"
+                if !unknownKinds.contains(kind) { unknownKinds.append(kind) }
             }
         }
-        return events
+        return events + unknownKinds.map { Self.unknown(line, $0) }
     }
 
-    private mutating func user(_ message: JSONValue) -> [AgentEvent] {
+    private mutating func user(_ message: JSONValue, _ line: [UInt8]) -> [AgentEvent] {
         var events: [AgentEvent] = []
+        var unknownKinds: [String] = []
         guard let content = message["message"]?["content"] else { return [] }
-        for block in content.arrayValue ?? [] where block["type"]?.stringValue == "tool_result" {
+        for block in content.arrayValue ?? [] {
+            let type = block["type"]?.stringValue
+            guard type == "tool_result" else {
+                // Text in a user message is Claude Code's own note ("[Request interrupted by user…]")
+                // or the host's prompt, which the host reported when it sent it.
+                let kind = "user/\(type ?? "?")"
+                if type != "text", !unknownKinds.contains(kind) { unknownKinds.append(kind) }
+                continue
+            }
             guard let id = block["tool_use_id"]?.stringValue else { continue }
             let isError = block["is_error"]?.boolValue ?? false
             let status: ToolResult.Status =
                 !isError ? .completed : deniedToolIDs.contains(id) ? .declined : interruptRequested ? .interrupted : .failed
             events += completeTool(id: id, status: status, output: Self.text(of: block["content"]))
         }
-        return events
+        return events + unknownKinds.map { Self.unknown(line, $0) }
     }
 
     private mutating func result(_ message: JSONValue) -> [AgentEvent] {
@@ -223,7 +253,7 @@ extension ClaudeCodec {
                 "subtype": "error", "request_id": .string(requestID),
                 "error": .string("Nucleic does not handle \(subtype) requests"),
             ]]
-            return CodecOutput(events: [.unknown(raw: String(decoding: line, as: UTF8.self))], lines: [JSONWriter.string(reply)])
+            return CodecOutput(events: [Self.unknown(line, "control_request/\(subtype)")], lines: [JSONWriter.string(reply)])
         }
         let f = try Fields(request, "can_use_tool")
         let toolName = try f.string("tool_name")
@@ -249,10 +279,12 @@ extension ClaudeCodec {
         return CodecOutput(events: events)
     }
 
-    private mutating func controlResponse(_ message: JSONValue) -> [AgentEvent] {
+    private mutating func controlResponse(_ message: JSONValue, _ line: [UInt8]) -> [AgentEvent] {
         let response = message["response"] ?? .null
+        let subtype = response["subtype"]?.stringValue ?? "?"
+        guard subtype == "success" || subtype == "error" else { return [Self.unknown(line, "control_response/\(subtype)")] }
         guard let id = response["request_id"]?.stringValue, let request = requests.resolve(id) else { return [] }
-        guard response["subtype"]?.stringValue == "error" else { return [] }
+        guard subtype == "error" else { return [] }
         let error = response["error"]?.textOrJSON ?? "an unspecified error"
         return [.notice(level: .warning, message: "Claude refused \(request.method): \(error)", code: "requestFailed")]
     }

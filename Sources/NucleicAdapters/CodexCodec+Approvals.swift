@@ -68,7 +68,7 @@ extension CodexCodec {
     private func refuse(_ method: String, _ id: RPCID, _ line: [UInt8]) -> CodecOutput {
         let refusal: JSONValue = ["id": id.json, "error": ["code": -32601, "message": .string("Nucleic does not handle \(method)")]]
         return CodecOutput(
-            events: [.unknown(raw: String(decoding: line, as: UTF8.self)),
+            events: [Self.unknown(line, method),
                      .notice(level: .warning, message: "Codex asked for \(method), which Nucleic does not handle; the request was refused", code: "unsupportedRequest")],
             lines: driving ? [JSONWriter.string(refusal)] : [])
     }

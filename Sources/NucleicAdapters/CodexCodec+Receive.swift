@@ -17,11 +17,16 @@ extension CodexCodec {
             case (let method?, nil): return CodecOutput(events: try notification(method, message["params"] ?? .null, line))
             case (nil, _) where message["result"] != nil || message["error"] != nil:
                 return try response(id, message, line, now: now)
-            default: return CodecOutput(events: [.unknown(raw: String(decoding: line, as: UTF8.self))])
+            default: return CodecOutput(events: [Self.unknown(line, "?")])
             }
         } catch {
             return CodecOutput(events: [CodecEvents.unreadable(line, "Codex's \(method ?? "reply")", error)])
         }
+    }
+
+    /// An `unknown` event for `line`, naming what the codec does not know (a method, an item type).
+    static func unknown(_ line: [UInt8], _ nativeKind: String) -> AgentEvent {
+        .unknown(raw: String(decoding: line, as: UTF8.self), nativeKind: nativeKind)
     }
 
     // MARK: Replies to the host's requests
@@ -31,7 +36,7 @@ extension CodexCodec {
             if let error = message["error"] {
                 return CodecOutput(events: [.notice(level: .warning, message: "Codex reported an error for a request the host did not send: \(Self.errorMessage(error))", code: "requestFailed")])
             }
-            return CodecOutput(events: [.unknown(raw: String(decoding: line, as: UTF8.self))])
+            return CodecOutput(events: [Self.unknown(line, "response")])
         }
         _ = requests.resolve(id)
         if let error = message["error"] { return requestFailed(sentRequest, error) }
@@ -149,7 +154,7 @@ extension CodexCodec {
             return [.notice(level: .info, message: "Codex moved this turn from \(from) to \(to)", code: method)]
         default:
             if Self.quietMethods.contains(method) { return [] }
-            return [.unknown(raw: String(decoding: line, as: UTF8.self))]
+            return [Self.unknown(line, method)]
         }
     }
 
@@ -196,7 +201,7 @@ extension CodexCodec {
         case _ where Self.toolItemTypes.contains(type):
             return startTool(item, type, id, turnID)
         default:
-            return [.unknown(raw: String(decoding: line, as: UTF8.self))]
+            return [Self.unknown(line, "item/started/\(type)")]
         }
     }
 
@@ -222,7 +227,7 @@ extension CodexCodec {
             events.append(.toolCallCompleted(Self.toolResult(item, type, id, streamedOutput: streamed)))
             return events
         default:
-            return [.unknown(raw: String(decoding: line, as: UTF8.self))]
+            return [Self.unknown(line, "item/completed/\(type)")]
         }
     }
 

@@ -65,8 +65,9 @@ extension AgentEvent: JSONRepresentable {
             o.append("code", .string(code))
             o.append("message", .string(message))
             o.append("preview", ifPresent: preview.map(JSONValue.string))
-        case .unknown(let raw):
+        case .unknown(let raw, let nativeKind):
             o.append("raw", .string(raw))
+            o.append("nativeKind", ifPresent: nativeKind.map(JSONValue.string))
         }
         return o
     }
@@ -112,7 +113,7 @@ extension AgentEvent: JSONRepresentable {
         case "notice":
             self = .notice(level: try f.enumValue("level"), message: try f.string("message"), code: try f.optionalString("code"))
         case "error": self = .error(code: try f.string("code"), message: try f.string("message"), preview: try f.optionalString("preview"))
-        case "unknown": self = .unknown(raw: try f.string("raw"))
+        case "unknown": self = .unknown(raw: try f.string("raw"), nativeKind: try f.optionalString("nativeKind"))
         default: throw ShapeError("event: unknown kind \"\(kind)\"")
         }
     }

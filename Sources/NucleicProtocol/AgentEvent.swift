@@ -38,8 +38,10 @@ public enum AgentEvent: Sendable, Hashable {
     case notice(level: NoticeLevel, message: String, code: String?)
     /// A failure of the host itself: a malformed or over-limit line, a message it could not read.
     case error(code: String, message: String, preview: String?)
-    /// A well-formed message the codec does not know, kept verbatim.
-    case unknown(raw: String)
+    /// A well-formed message the codec does not know (or a part of one: a block, a delta, an
+    /// item), kept verbatim. `nativeKind` names what was not known, as a path of the native
+    /// discriminators (`stream_event/content_block_start/server_tool_use`, `item/started/plan`).
+    case unknown(raw: String, nativeKind: String? = nil)
 
     /// The wire spelling of the case, the `kind` field.
     public var kind: String {

@@ -47,8 +47,8 @@ struct TranscriptRenderer {
             return "! \(level.rawValue): \(message)"
         case .error(let code, let message, _):
             return "!! host error (\(code)): \(message)"
-        case .unknown(let raw):
-            return "  (unknown message) \(cut(raw, lines: 1))"
+        case .unknown(let raw, let nativeKind):
+            return "  (unknown \(nativeKind ?? "message")) \(cut(raw, lines: 1))"
         }
     }
 

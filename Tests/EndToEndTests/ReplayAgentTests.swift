@@ -14,9 +14,7 @@ import Testing
 /// codec's request ids. The replay agent must judge them the same and exit 0, and the turns must
 /// end as recorded.
 @Suite struct ReplayAgentTests {
-    static let fixtures = ["claude", "codex"].flatMap { backend in
-        ((try? Fixture.all(backend)) ?? []).map { "\(backend)/\($0.name)" }
-    }
+    static let fixtures = ["claude", "codex"].flatMap { Fixture.paths($0) }
 
     /// Recordings whose host sent an answer Nucleic's codec refuses to send; the test host sends
     /// the recorded line instead (the replay agent is still checked, the codec is not).

@@ -182,13 +182,13 @@ import NucleicProtocol
         #expect(out.lines.count == 1)
         let reply = try parse(out.lines[0])
         #expect(reply["response"]?["subtype"] == "error" && reply["response"]?["request_id"] == "h1")
-        guard case .unknown = out.events.first else { Issue.record("kept as unknown"); return }
+        #expect(out.events.first == .unknown(raw: #"{"type":"control_request","request_id":"h1","request":{"subtype":"hook_callback","callback_id":"x"}}"#, nativeKind: "control_request/hook_callback"))
     }
 
     @Test func malformedAndUnknownLinesNeverThrow() {
         var c = codec()
         #expect(c.receive(line: "{not json", now: now).events.map(\.kind) == ["error"])
-        #expect(c.receive(line: #"{"type":"from_the_future","x":1}"#, now: now).events == [.unknown(raw: #"{"type":"from_the_future","x":1}"#)])
+        #expect(c.receive(line: #"{"type":"from_the_future","x":1}"#, now: now).events == [.unknown(raw: #"{"type":"from_the_future","x":1}"#, nativeKind: "from_the_future")])
         #expect(c.receive(line: #"[1,2]"#, now: now).events.map(\.kind) == ["unknown"])
         #expect(c.receive(line: #"{"type":"control_request","request":{"subtype":"can_use_tool"}}"#, now: now).events.map(\.kind) == ["error"])
         #expect(c.receive(line: #"{"type":"assistant","message":"oops"}"#, now: now).events.isEmpty)

@@ -2,9 +2,11 @@ import NucleicAdapters
 import NucleicProtocol
 import Testing
 
-/// Every recorded Claude Code fixture (Fixtures/claude, from the real CLI) through the codec.
+/// Every recorded Claude Code fixture through the codec: Fixtures/claude (the pinned CLI) and the
+/// kept recordings of the previous release (Fixtures/claude-<version>), all from the real CLI.
 @Suite struct ClaudeFixtureTests {
     static let fixtures = (try? Fixture.all("claude")) ?? []
+    static let paths = Fixture.paths("claude")
 
     func replay(_ fixture: Fixture) -> [AgentEvent] {
         let ids = CountingIDs()
@@ -12,14 +14,22 @@ import Testing
         return fixture.replay(&codec)
     }
 
-    @Test func thereAreFixtures() {
+    @Test func thereAreFixtures() throws {
         #expect(Self.fixtures.count >= 10)
-        #expect(Self.fixtures.allSatisfy { $0.backend == "claude" })
+        for folder in Fixture.folders("claude") {
+            let set = try Fixture.all(folder)
+            #expect(set.count == Self.fixtures.count, "\(folder) has every scenario")
+            #expect(set.allSatisfy { $0.backend == "claude" })
+            // One CLI version per folder; a kept folder is named after its version.
+            let versions = Set(set.compactMap { $0.header["cli"]?.stringValue })
+            #expect(versions.count == 1, "\(folder): \(versions)")
+            if folder != "claude" { #expect(versions == [String(folder.dropFirst("claude-".count))]) }
+        }
     }
 
-    @Test(arguments: fixtures.map(\.name))
-    func countsMatchTheRawLines(_ name: String) throws {
-        let fixture = try Fixture.named("claude", name)
+    @Test(arguments: paths)
+    func countsMatchTheRawLines(_ path: String) throws {
+        let fixture = try Fixture.at(path)
         let events = replay(fixture)
         let counts = EventCounts(events)
         let raw = RawCounts.claude(fixture.outLines)
@@ -43,9 +53,9 @@ import Testing
         #expect(events.filter { $0.kind == "sessionStarted" }.count == 1)
     }
 
-    @Test(arguments: fixtures.map(\.name))
-    func wholeByteByByteAndRandomChunksGiveTheSameEvents(_ name: String) throws {
-        let fixture = try Fixture.named("claude", name)
+    @Test(arguments: paths)
+    func wholeByteByByteAndRandomChunksGiveTheSameEvents(_ path: String) throws {
+        let fixture = try Fixture.at(path)
         let stream = Array(fixture.outLines.joined(separator: "\n").utf8) + [0x0A]
         func decode(_ outputs: [LineFramer.Output]) -> [AgentEvent] {
             let ids = CountingIDs()
@@ -58,7 +68,7 @@ import Testing
         var whole = LineFramer()
         let expected = decode(whole.feed(stream))
         #expect(!expected.isEmpty)
-        var rng = SeededGenerator(seed: UInt64(truncatingIfNeeded: name.hashValue))
+        var rng = SeededGenerator(seed: UInt64(truncatingIfNeeded: path.hashValue))
         #expect(decode(frameInRandomChunks(stream, maxChunk: 1, using: &rng)) == expected)
         for _ in 0..<5 { #expect(decode(frameInRandomChunks(stream, maxChunk: 4096, using: &rng)) == expected) }
     }

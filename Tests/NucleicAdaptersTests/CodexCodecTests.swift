@@ -425,9 +425,9 @@ import NucleicProtocol
         #expect(c.receive(line: "{not json", now: now).events.map(\.kind) == ["error"])
         guard case .error("malformedLine", _, _) = c.receive(line: "{not json", now: now).events.first else { Issue.record("not malformedLine"); return }
         let future = #"{"method":"thread/hologram/updated","params":{"x":1}}"#
-        #expect(c.receive(line: future, now: now).events == [.unknown(raw: future)])
+        #expect(c.receive(line: future, now: now).events == [.unknown(raw: future, nativeKind: "thread/hologram/updated")])
         let item = #"{"method":"item/started","params":{"item":{"type":"webSearch","id":"w1","query":"swift"},"threadId":"t","turnId":"x"}}"#
-        #expect(c.receive(line: item, now: now).events == [.unknown(raw: item)])
+        #expect(c.receive(line: item, now: now).events == [.unknown(raw: item, nativeKind: "item/started/webSearch")])
         #expect(c.receive(line: "[1,2]", now: now).events.map(\.kind) == ["error"])
         #expect(c.receive(line: #"{"method":"item/started","params":{"item":"oops"}}"#, now: now).events.map(\.kind) == ["error"])
         #expect(c.receive(line: #"{"method":"turn/completed","params":{}}"#, now: now).events.map(\.kind) == ["error"])
@@ -435,7 +435,7 @@ import NucleicProtocol
         // A request Nucleic does not handle is refused, so that Codex does not wait forever.
         let elicit = #"{"method":"mcpServer/elicitation/request","id":11,"params":{"serverName":"x"}}"#
         let refused = c.receive(line: elicit, now: now)
-        #expect(refused.events.first == .unknown(raw: elicit))
+        #expect(refused.events.first == .unknown(raw: elicit, nativeKind: "mcpServer/elicitation/request"))
         #expect(try refused.lines.map(parse) == [["id": 11, "error": ["code": -32601, "message": "Nucleic does not handle mcpServer/elicitation/request"]]])
         #expect(c.receive(line: #"{"id":12345,"result":{}}"#, now: now).events.map(\.kind) == ["unknown"])
     }

@@ -62,7 +62,7 @@ import Testing
         #expect(events.filter { $0.kind == "userInput" }.count == raw.prompts)
         #expect(events.filter { $0.kind == "sessionStarted" }.count == raw.threads)
         // Whatever the codec does not know is kept verbatim.
-        for case .unknown(let line) in events { #expect(fixture.outLines.contains(line)) }
+        for case .unknown(let line, _) in events { #expect(fixture.outLines.contains(line)) }
     }
 
     @Test(arguments: fixtures.map(\.name))

@@ -441,9 +441,7 @@ import Testing
 
     // MARK: Every recorded fixture
 
-    static let fixtures = ["claude", "codex"].flatMap { backend in
-        ((try? Fixture.all(backend)) ?? []).map { "\(backend)/\($0.name)" }
-    }
+    static let fixtures = ["claude", "codex"].flatMap { Fixture.paths($0) }
 
     /// A host that writes exactly the recorded lines, at the recorded points, means the same: the
     /// script plays to its end, and every agent line goes out byte for byte as recorded.

@@ -32,6 +32,23 @@ public struct Fixture: Sendable {
         return try names.filter { $0.hasSuffix(".jsonl") }.sorted().map { try load(folder.appendingPathComponent($0)) }
     }
 
+    /// The folders of one backend's recordings: `<backend>` (the pinned release) and any
+    /// `<backend>-<version>` (an earlier release, kept so that both stay tested; docs/DRIFT.md).
+    public static func folders(_ backend: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        return names.filter { $0 == backend || $0.hasPrefix(backend + "-") }.sorted()
+    }
+
+    /// Every fixture of a backend, in every one of its folders, as `folder/name` (what `at` reads).
+    public static func paths(_ backend: String) -> [String] {
+        folders(backend).flatMap { folder in ((try? all(folder)) ?? []).map { "\(folder)/\($0.name)" } }
+    }
+
+    /// The fixture at `folder/name` under `Fixtures/`.
+    public static func at(_ path: String) throws -> Fixture {
+        try load(root.appendingPathComponent(path + ".jsonl"))
+    }
+
     public static func named(_ backend: String, _ name: String) throws -> Fixture {
         try load(root.appendingPathComponent(backend).appendingPathComponent(name + ".jsonl"))
     }
