@@ -14,7 +14,9 @@ Endpoints
 
 Scripting is stateless. The scenario is the token `[[scenario:NAME]]` in the user's first prompt;
 the step is derived from the conversation carried by each request:
-  turn = how many user prompts carry `[[followup]]` (0 for the first prompt)
+  turn = how many user prompts carry `[[followup]]` (0 for the first prompt); a prompt the
+         user sent mid-turn (Claude Code's "The user sent a new message while you were
+         working:" note) joins the running turn and counts nothing
   step = how many assistant turns follow the last prompt that carries a token
 Only "main" requests are scripted: those that carry tools (the agent loop). Requests without
 tools (titles, summaries, other auxiliary calls) get a short canned answer.
@@ -61,6 +63,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SCENARIO_RE = re.compile(r"\[\[scenario:([A-Za-z0-9_.-]+)\]\]")
 FOLLOWUP_TOKEN = "[[followup]]"
+MIDTURN_NOTE = "The user sent a new message while you were working:"
 CWD_RE = re.compile(r"Primary working directory: ([^\s\\]+)")
 
 # Fixed usage numbers keep the CLI's reported usage and cost identical between recordings.
@@ -107,7 +110,9 @@ class Conversation:
         for i, m in enumerate(self.messages):
             if m.get("role") != "user":
                 continue
-            text = text_of(m)
+            # A prompt the user sent mid-turn is a note inside the running turn, not a new
+            # prompt: Claude Code 2.1.327 sends it as a `system` message, 2.1.332 as user text.
+            text = text_of(m).split(MIDTURN_NOTE)[0]
             found = SCENARIO_RE.search(text)
             if found and self.scenario is None:
                 self.scenario = found.group(1)
