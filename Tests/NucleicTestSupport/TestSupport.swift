@@ -10,6 +10,12 @@ public struct Fixture: Sendable {
         public var t: Double
         public var direction: String  // "out", "in", "err"
         public var line: String
+
+        public init(t: Double, direction: String, line: String) {
+            self.t = t
+            self.direction = direction
+            self.line = line
+        }
     }
 
     public var name: String

@@ -491,7 +491,7 @@ class Report:
         out = ["# %s" % title, "", "**Verdict: %s** (exit %d)" % (VERDICTS[v], v), ""]
         for heading, items, empty in (("Broken", self.broken, "nothing"),
                                       ("New information Nucleic ignores", self.ignored, "nothing"),
-                                      ("Removed, and Nucleic reads none of it", self.removed, "nothing"),
+                                      ("Removed from the wire (broken only where the events changed or the codec reads the field)", self.removed, "nothing"),
                                       ("Changed values and notices (not judged)", self.info, "nothing")):
             out += ["## %s" % heading, ""]
             out += ["- " + i for i in items] if items else ["(%s)" % empty]
@@ -704,12 +704,34 @@ def record(backend, binary, out):
     else:
         argv += ["--codex", binary]
     sys.stderr.write("drift: recording every %s scenario with %s\n" % (backend, binary))
-    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
-    sys.stderr.write(p.stdout)
-    if p.returncode != 0:
-        failed = [l for l in p.stdout.splitlines() if "FAILED" in l or "TIMEOUT" in l or l.startswith("failed")]
-        raise CannotJudge("recording with the new release failed (exit %d): %s" % (p.returncode, "; ".join(failed) or p.stderr.strip()[-500:]))
-    return out
+    for attempt in range(RECORD_ATTEMPTS):
+        p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = []
+        for line in p.stdout:  # shown as it comes: a whole recording takes minutes
+            sys.stderr.write(line)
+            lines.append(line.rstrip("\n"))
+        if p.wait() == 0:
+            return out
+        failed = [l for l in lines if l.startswith("failed: ")]
+        names = [n.strip() for n in failed[-1][len("failed: "):].split(",")] if failed else []
+        if not names or any(n not in scenarios(backend) for n in names):
+            break
+        # A scenario with a race inside the CLI (docs/FIXTURES.md) may miss its canonical
+        # interleaving on a busy machine: those alone are recorded again.
+        sys.stderr.write("drift: recording %s again\n" % ", ".join(names))
+        argv = [x for x in argv if x != "--all" and x not in scenarios(backend) and x != "--scenario"]
+        argv = argv[:2] + [x for n in names for x in ("--scenario", n)] + argv[2:]
+    failed = [l for l in lines if "FAILED" in l or "TIMEOUT" in l or l.startswith("failed")]
+    raise CannotJudge("recording with the new release failed (exit %d): %s" % (p.returncode, "; ".join(failed) or "\n".join(lines[-10:])))
+
+
+RECORD_ATTEMPTS = 3
+
+
+def scenarios(backend):
+    """The recorder's scenario names."""
+    module = __import__(PACKAGES[backend]["recorder"][:-3])
+    return set(module.BY_NAME) if backend == "claude" else set(module.SCENARIOS)
 
 
 def judge(backend, version, against, out, nucleic):
