@@ -16,6 +16,7 @@ import Testing
 
     @Test func thereAreFixtures() throws {
         #expect(Self.fixtures.count >= 10)
+        #expect(Fixture.folders("claude").count >= 2, "the pinned release and the previous one")
         for folder in Fixture.folders("claude") {
             let set = try Fixture.all(folder)
             #expect(set.count == Self.fixtures.count, "\(folder) has every scenario")

@@ -36,7 +36,7 @@ import fixturelib  # noqa: E402
 MOCK = os.path.join(HERE, "mock_anthropic.py")
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 FIXTURE_ROOT = "/tmp/nucleic-fixture"
-SCENARIO_TIMEOUT = 20.0
+SCENARIO_TIMEOUT = 45.0  # generous: on a busy machine a scenario takes 4× its idle time
 
 BASE_ARGV = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
              "--permission-prompt-tool", "stdio"]
