@@ -18,11 +18,12 @@ import Testing
 
     /// A scratch folder with copies of `scenarios` from Fixtures/claude, each line passed
     /// through `doctor(scenario, records)`.
-    func folder(_ name: String, doctor: (String, [Fixture.Record]) -> [Fixture.Record] = { $1 }) throws -> URL {
+    func folder(_ name: String, backend: String = "claude", scenarios: [String] = scenarios,
+                doctor: (String, [Fixture.Record]) -> [Fixture.Record] = { $1 }) throws -> URL {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-drift-test-\(UUID().uuidString)/\(name)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        for scenario in Self.scenarios {
-            let fixture = try Fixture.named("claude", scenario)
+        for scenario in scenarios {
+            let fixture = try Fixture.named(backend, scenario)
             var text = JSONWriter.string(fixture.header) + "\n"
             for record in doctor(scenario, fixture.records) {
                 let value: JSONValue = ["t": .double(record.t), "dir": .string(record.direction), "line": .string(record.line)]
@@ -33,12 +34,13 @@ import Testing
         return dir
     }
 
-    func compare(_ old: URL, _ new: URL) async throws -> Run {
+    func compare(_ old: URL, _ new: URL, backend: String = "claude", schemas: (URL, URL)? = nil) async throws -> Run {
         let report = old.deletingLastPathComponent().appendingPathComponent("report-\(new.lastPathComponent).md")
+        let schemaArguments = schemas.map { ["--old-schema", $0.0.path, "--new-schema", $0.1.path] } ?? []
         let process = try ChildProcess.spawn(executable: Peers.python, arguments: [
-            "\(Peers.repoRoot)/Tests/Peers/drift.py", "compare", "--backend", "claude",
+            "\(Peers.repoRoot)/Tests/Peers/drift.py", "compare", "--backend", backend,
             "--old", old.path, "--new", new.path, "--nucleic", NucleicBinary.path, "--report", report.path,
-        ])
+        ] + schemaArguments)
         async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
         async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
         process.closeStdin()
@@ -138,6 +140,39 @@ import Testing
         // The removed message type is named, and so are the events that went with it.
         #expect(section(run.report, "Removed from the wire (broken only where the events changed or the codec reads the field)").contains("message kind `user` is no longer sent (was in edit, tool-allow)"), "\(run.report)")
         #expect(section(run.report, "Messages per scenario that changed in number").contains("- edit: user 1→0"), "\(run.report)")
+    }
+
+    /// A schema folder like `codex app-server generate-json-schema`'s, with the given methods.
+    func schema(_ name: String, methods: [String], in root: URL) throws -> URL {
+        let dir = root.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let value: JSONValue = ["definitions": ["ClientRequest": ["oneOf": .array(methods.map { method in
+            ["type": "object", "properties": ["method": ["type": "string", "enum": [.string(method)]], "id": ["type": "integer"]]]
+        })]]]
+        try JSONWriter.string(value).write(to: dir.appendingPathComponent("ClientRequest.json"), atomically: true, encoding: .utf8)
+        return dir
+    }
+
+    @Test func codexSchemaAdditionsAreIgnoredAndARemovedMethodTheCodecSendsIsBroken() async throws {
+        let old = try folder("old", backend: "codex", scenarios: ["plain"])
+        let root = old.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let new = try folder("new", backend: "codex", scenarios: ["plain"])
+        let pinned = try schema("schema-old", methods: ["turn/start", "thread/rollback"], in: root)
+        let added = try schema("schema-added", methods: ["turn/start", "thread/rollback", "thread/fork"], in: root)
+        let run = try await compare(old, new, backend: "codex", schemas: (pinned, added))
+        #expect(run.status == .exited(3), "\(run.stderr)\n\(run.report)")
+        #expect(section(run.report, "New information Nucleic ignores").contains(#"schema: new ClientRequest: method value "thread/fork""#), "\(run.report)")
+        // Codex deprecates a method Nucleic never sends: removed, not broken.
+        let deprecated = try schema("schema-deprecated", methods: ["turn/start"], in: root)
+        let quiet = try await compare(old, new, backend: "codex", schemas: (pinned, deprecated))
+        #expect(quiet.status == .exited(0), "\(quiet.report)")
+        #expect(quiet.report.contains(#"- schema: ClientRequest: method value "thread/rollback" is gone"#), "\(quiet.report)")
+        // A method the codec sends is gone: broken, named.
+        let gone = try schema("schema-gone", methods: ["thread/rollback"], in: root)
+        let broken = try await compare(old, new, backend: "codex", schemas: (pinned, gone))
+        #expect(broken.status == .exited(4), "\(broken.report)")
+        #expect(section(broken.report, "Broken").contains(#"schema: ClientRequest: method value "turn/start" is gone (the codec names `turn/start`)"#), "\(broken.report)")
     }
 
     @Test func whatCannotBeComparedFailsLoudly() async throws {
