@@ -369,14 +369,14 @@ def compare_events(old, new):
     sm = difflib.SequenceMatcher(a=[signature(e) for e in old], b=[signature(e) for e in new], autojunk=False)
     for op, i1, i2, j1, j2 in sm.get_opcodes():
         if op == "equal":
-            for x, y in zip(old[i1:i2], new[j1:j2]):
+            for offset, (x, y) in enumerate(zip(old[i1:i2], new[j1:j2])):
                 for path, a, b in field_changes(x, y):
-                    where = "event %d (%s) %s" % (j1 + old[i1:i2].index(x) + 1, x.get("kind"), path)
+                    where = "event %d (%s) %s" % (j1 + offset + 1, x.get("kind"), path)
                     if b is KeyError:
                         broken.append("%s is no longer set (was %s)" % (where, json.dumps(a, ensure_ascii=False)[:120]))
                     elif a is KeyError:
                         changed.append("%s is new: %s" % (where, json.dumps(b, ensure_ascii=False)[:120]))
-                    elif path.split(".")[0] in FREE_FIELDS or path.startswith("approval.input"):
+                    elif path.split(".")[0] in FREE_FIELDS or path.split(".")[:2] in (["approval", "input"], ["approval", "reason"]):
                         changed.append("%s: %s → %s" % (where, json.dumps(a, ensure_ascii=False)[:80], json.dumps(b, ensure_ascii=False)[:80]))
                     else:
                         broken.append("%s changed: %s → %s" % (where, json.dumps(a, ensure_ascii=False)[:80], json.dumps(b, ensure_ascii=False)[:80]))
