@@ -14,7 +14,12 @@ import Testing
 /// codec's request ids. The replay agent must judge them the same and exit 0, and the turns must
 /// end as recorded.
 @Suite struct ReplayAgentTests {
-    static let fixtures = ["claude", "codex"].flatMap { Fixture.paths($0) }
+    /// The pinned releases' recordings (`Fixtures/<backend>`): the replay agent does not depend on
+    /// the CLI version, and a process per fixture is not cheap; the kept older sets are checked
+    /// without processes by ReplayScriptTests.
+    static let fixtures = ["claude", "codex"].flatMap { backend in
+        ((try? Fixture.all(backend)) ?? []).map { "\(backend)/\($0.name)" }
+    }
 
     /// Recordings whose host sent an answer Nucleic's codec refuses to send; the test host sends
     /// the recorded line instead (the replay agent is still checked, the codec is not).
