@@ -8,6 +8,9 @@ public import NucleicProtocol
 public struct AdapterManifest: Sendable, Hashable {
     public var name: String
     public var displayName: String
+    /// The address the agent is credited with in `Co-authored-by:` trailers (the backend's
+    /// no-reply address).
+    public var coAuthorEmail: String?
     /// Which codec speaks this backend's protocol (`claude`, `codex`).
     public var codec: String
     /// The environment variable that overrides the binary (`NUCLEIC_CLAUDE_BIN`).
@@ -28,6 +31,7 @@ public struct AdapterManifest: Sendable, Hashable {
         guard try f.int("manifest") == 1 else { throw ShapeError("adapter manifest: unsupported \"manifest\" version (this build reads 1)") }
         name = try f.string("name")
         displayName = try f.optionalString("displayName") ?? name
+        coAuthorEmail = try f.optionalString("coAuthorEmail")
         codec = try f.string("codec")
         let binary = try Fields(try f.value("binary"), "adapter manifest binary")
         binaryEnvironment = try binary.optionalString("env")

@@ -44,8 +44,9 @@ extension ClaudeCodec {
                 guard let label = option["label"]?.stringValue else { return nil }
                 return StructuredQuestion.Option(label: label, description: option["description"]?.stringValue)
             }
+            // Claude Code always lets the user type an answer of their own ("Other").
             return StructuredQuestion.Item(header: item["header"]?.stringValue, question: text, options: options,
-                                           multiSelect: item["multiSelect"]?.boolValue ?? false)
+                                           multiSelect: item["multiSelect"]?.boolValue ?? false, allowsOther: true)
         }
         return questions.isEmpty ? nil : StructuredQuestion(questions: questions)
     }

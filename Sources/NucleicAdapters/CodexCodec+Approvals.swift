@@ -84,7 +84,8 @@ extension CodexCodec {
                 options.append(StructuredQuestion.Option(label: try o.string("label"), description: try o.optionalString("description")))
             }
             questions.append(StructuredQuestion.Item(
-                id: try q.optionalString("id"), header: try q.optionalString("header"), question: try q.string("question"), options: options))
+                id: try q.optionalString("id"), header: try q.optionalString("header"), question: try q.string("question"), options: options,
+                allowsOther: try q.bool("isOther", default: false)))
         }
         return StructuredQuestion(questions: questions)
     }

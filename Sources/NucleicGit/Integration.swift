@@ -40,11 +40,15 @@ public struct IntegrationRequest: Sendable, Hashable {
     public var author: Signature
     /// Committer, when it should differ from `author`.
     public var committer: Signature?
+    /// The subject of the snapshot and merge commits (and of a squash with a blank message),
+    /// and the agents credited in `Co-authored-by:` trailers.
+    public var attribution: SessionAttribution
 
     public init(
         sessionID: String, branch: String, worktree: String?, base: String, strategy: IntegrationStrategy,
-        author: Signature = .nucleic, committer: Signature? = nil
+        author: Signature = .nucleic, committer: Signature? = nil, attribution: SessionAttribution = SessionAttribution()
     ) {
+        self.attribution = attribution
         self.sessionID = sessionID
         self.branch = branch
         self.worktree = worktree
@@ -150,6 +154,56 @@ public struct SessionWorktree: Sendable, Hashable {
         self.path = path
         self.base = base
     }
+}
+
+/// What the commits Nucleic writes for a session say about it: a subject from the session's
+/// title or prompt, and the agent as a co-author.
+public struct SessionAttribution: Sendable, Hashable {
+    /// One line; see ``subject(title:prompt:)``.
+    public var subject: String
+    /// Credited with `Co-authored-by:` trailers, in order.
+    public var coAuthors: [CoAuthor]
+
+    public init(subject: String = "", coAuthors: [CoAuthor] = []) {
+        self.subject = subject
+        self.coAuthors = coAuthors
+    }
+
+    /// The longest subject line, in characters (git's advice is 50, most tools wrap at 72).
+    public static let subjectLimit = 72
+
+    /// A commit subject from a session's title, or its prompt when the title is blank: the
+    /// first non-blank line, whitespace runs collapsed, cut at a word to ``subjectLimit``
+    /// characters with "…". Empty when both are blank.
+    public static func subject(title: String, prompt: String) -> String {
+        for text in [title, prompt] {
+            guard let line = text.split(whereSeparator: \.isNewline).map({ $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") })
+                .first(where: { !$0.isEmpty }) else { continue }
+            guard line.count > subjectLimit else { return line }
+            var cut = String(line.prefix(subjectLimit - 1))
+            if let space = cut.lastIndex(of: " "), cut.distance(from: cut.startIndex, to: space) > subjectLimit / 2 {
+                cut = String(cut[..<space])
+            }
+            return cut + "…"
+        }
+        return ""
+    }
+}
+
+/// An agent credited on a commit: `Co-authored-by: Claude Code <noreply@anthropic.com>`.
+public struct CoAuthor: Sendable, Hashable {
+    /// The agent's name, with its model when known: `Claude Code (claude-sonnet-4-5)`.
+    public var name: String
+    /// The backend's no-reply address.
+    public var email: String
+
+    public init(name: String, email: String) {
+        self.name = name
+        self.email = email
+    }
+
+    /// The trailer line, without its newline.
+    public var trailer: String { "Co-authored-by: \(name) <\(email)>" }
 }
 
 extension CodedError.Code where Domain == GitFailure {

@@ -1,48 +1,67 @@
-/// Commit messages the integrator writes, with the `Nucleic-Session` trailer.
-enum IntegrationMessage {
+/// Commit messages the integrator writes: the session's subject, `Co-authored-by:` trailers for
+/// its agent and the `Nucleic-Session` trailer.
+public enum IntegrationMessage {
     static let trailerKey = "Nucleic-Session"
 
-    /// The snapshot commit of a session worktree's uncommitted work.
-    static func snapshot(sessionID: String) -> String {
-        withSessionTrailer("""
-            Snapshot of session \(sessionID)
+    /// Why a snapshot is taken, for its body.
+    public enum SnapshotPurpose: Sendable { case integration, discard }
 
-            Work left uncommitted in the session's worktree, committed by Nucleic before \
-            integrating it.
-            """, sessionID: sessionID)
+    /// The snapshot commit of a session worktree's uncommitted work.
+    static func snapshot(sessionID: String, attribution: SessionAttribution, purpose: SnapshotPurpose = .integration) -> String {
+        let why = purpose == .integration ? "before integrating it" : "before removing the worktree (the session was discarded)"
+        return withTrailers("""
+            \(subject(attribution))
+
+            Work left uncommitted in the session's worktree, committed by Nucleic \(why).
+            """, attribution: attribution, sessionID: sessionID)
     }
 
     /// The merge commit of a session branch into its base.
-    static func merge(branch: String, base: String, sessionID: String) -> String {
-        withSessionTrailer("Merge branch '\(branch)' into \(base)", sessionID: sessionID)
+    static func merge(branch: String, base: String, sessionID: String, attribution: SessionAttribution) -> String {
+        withTrailers("\(subject(attribution))\n\nMerge branch '\(branch)' into \(base).", attribution: attribution, sessionID: sessionID)
     }
 
-    /// The caller's squash message (or a plain title when it is blank) with the trailer.
-    static func squash(_ message: String, sessionID: String) -> String {
-        let text = message.trimmingWhitespace.isEmpty ? "Integrate session \(sessionID)" : message
-        return withSessionTrailer(text, sessionID: sessionID)
+    /// The caller's squash message (or the session's subject when it is blank) with the trailers.
+    static func squash(_ message: String, sessionID: String, attribution: SessionAttribution = SessionAttribution()) -> String {
+        let text = message.trimmingWhitespace.isEmpty ? subject(attribution) : message
+        return withTrailers(text, attribution: attribution, sessionID: sessionID)
     }
 
-    /// `message` with `Nucleic-Session: <id>` as a trailer, ending in one newline, as
-    /// `git interpret-trailers` would place it: appended to a final paragraph that is already
-    /// trailers (`Co-authored-by: …`), else in a paragraph of its own. Kept as is when the
-    /// message already carries exactly that trailer.
+    /// The attribution's subject, or a generic one when the session had neither title nor prompt.
+    static func subject(_ attribution: SessionAttribution) -> String {
+        let line = attribution.subject.split(whereSeparator: \.isNewline).first.map(String.init)?.trimmingWhitespace ?? ""
+        return line.isEmpty ? "Work of a Nucleic session" : line
+    }
+
+    /// `message` with the co-author trailers, then the session trailer.
+    static func withTrailers(_ message: String, attribution: SessionAttribution, sessionID: String) -> String {
+        withTrailers(message, attribution.coAuthors.map(\.trailer) + ["\(trailerKey): \(sessionID)"])
+    }
+
+    /// `message` with the `Nucleic-Session` trailer alone.
     static func withSessionTrailer(_ message: String, sessionID: String) -> String {
-        let trailer = "\(trailerKey): \(sessionID)"
+        withTrailers(message, ["\(trailerKey): \(sessionID)"])
+    }
+
+    /// `message` with `trailers`, ending in one newline, as `git interpret-trailers` would place
+    /// them: appended to a final paragraph that is already trailers (`Co-authored-by: …`), else
+    /// in a paragraph of their own. A trailer the message already carries is not added twice.
+    static func withTrailers(_ message: String, _ trailers: [String]) -> String {
         var lines = message.split(separator: "\n", omittingEmptySubsequences: false).map { String($0.trimmingTrailingWhitespace) }
         while let last = lines.last, last.isEmpty { lines.removeLast() }
         while let first = lines.first, first.isEmpty { lines.removeFirst() }
-        if lines.contains(trailer) { return lines.joined(separator: "\n") + "\n" }
+        let missing = trailers.filter { !lines.contains($0) }
+        if missing.isEmpty { return lines.joined(separator: "\n") + "\n" }
         let lastParagraphStart = (lines.lastIndex(of: "") ?? -1) + 1
         let lastParagraph = lines[lastParagraphStart...]
         // A final paragraph of trailers, not the title itself.
         let endsInTrailers = lastParagraphStart > 0 && !lastParagraph.isEmpty && lastParagraph.allSatisfy(isTrailerLine)
         if lines.isEmpty {
-            lines = [trailer]
+            lines = missing
         } else if endsInTrailers {
-            lines.append(trailer)
+            lines += missing
         } else {
-            lines += ["", trailer]
+            lines += [""] + missing
         }
         return lines.joined(separator: "\n") + "\n"
     }

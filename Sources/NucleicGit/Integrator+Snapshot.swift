@@ -10,14 +10,30 @@ extension Integrator {
     /// Unlike ``Repository/commitAll(message:author:committer:)``, the message is the snapshot
     /// message with the session trailer, and the branch moves by compare-and-swap
     /// (`.modified` when it moved meanwhile).
+    ///
+    /// `author` nil means the repository's configured identity (``Repository/configuredIdentity()``),
+    /// looked up only when there is something to commit: a clean worktree needs no identity.
     @discardableResult
-    public func snapshot(worktree: String, sessionID: String, author: Signature = .nucleic, committer: Signature? = nil) throws -> OID? {
+    public func snapshot(
+        worktree: String, sessionID: String, author: Signature? = .nucleic, committer: Signature? = nil,
+        attribution: SessionAttribution = SessionAttribution(), purpose: IntegrationMessage.SnapshotPurpose = .integration
+    ) throws -> OID? {
         let session = try repository.openWorktreeRepository(worktree)
         guard let branch = try session.currentBranch, let tip = try session.headCommit else {
             throw GitError(.invalidRequest, "The worktree \(worktree) has no branch with commits checked out, so there is no session branch to snapshot onto.", path: worktree)
         }
-        let identity = committer ?? author
-        guard let commit = try makeSnapshot(session: session, worktree: worktree, branch: branch, branchTip: tip, sessionID: sessionID, author: author, committer: identity) else {
+        var identity = committer ?? author ?? .nucleic
+        let resolve: () throws -> (Signature, Signature) = {
+            guard let author else {
+                let configured = try repository.configuredIdentity()
+                return (configured.author, committer ?? configured.committer)
+            }
+            return (author, committer ?? author)
+        }
+        guard let commit = try makeSnapshot(
+            session: session, worktree: worktree, branch: branch, branchTip: tip, sessionID: sessionID,
+            signatures: { let pair = try resolve(); identity = pair.1; return pair }, attribution: attribution, purpose: purpose)
+        else {
             return nil
         }
         guard try repository.compareAndSwapBranch(branch, from: tip, to: commit, reflogMessage: "nucleic: snapshot of session \(sessionID)", identity: identity) else {
@@ -31,19 +47,38 @@ extension Integrator {
         return commit
     }
 
-    /// Writes the snapshot commit of the session worktree as an object (no ref moves, the index
-    /// file is not written) and returns it, or nil when the worktree matches `branchTip`.
-    func makeSnapshot(worktree: String, branch: String, branchTip: OID, sessionID: String, author: Signature, committer: Signature) throws -> OID? {
-        // A handle of its own, dropped at the end: its staged in-memory index goes with it.
+    /// Whether the worktree at `worktree` holds work its HEAD lacks (staged, unstaged or
+    /// untracked files; ignored ones do not count): what a snapshot would commit. Nothing is
+    /// written but objects.
+    public func hasUncommittedWork(worktree: String) throws -> Bool {
         let session = try repository.openWorktreeRepository(worktree)
-        return try makeSnapshot(session: session, worktree: worktree, branch: branch, branchTip: branchTip, sessionID: sessionID, author: author, committer: committer)
+        let tree = try session.stageWorkingTree()
+        guard let head = try session.headCommit else { return true }
+        return tree != (try repository.treeID(of: head))
     }
 
-    /// ``makeSnapshot(worktree:branch:branchTip:sessionID:author:committer:)`` through an open
-    /// handle on the session worktree, whose in-memory index is left staged
+    /// Writes the snapshot commit of the session worktree as an object (no ref moves, the index
+    /// file is not written) and returns it, or nil when the worktree matches `branchTip`.
+    func makeSnapshot(
+        worktree: String, branch: String, branchTip: OID, sessionID: String, author: Signature, committer: Signature,
+        attribution: SessionAttribution
+    ) throws -> OID? {
+        // A handle of its own, dropped at the end: its staged in-memory index goes with it.
+        let session = try repository.openWorktreeRepository(worktree)
+        return try makeSnapshot(
+            session: session, worktree: worktree, branch: branch, branchTip: branchTip, sessionID: sessionID,
+            signatures: { (author, committer) }, attribution: attribution, purpose: .integration)
+    }
+
+    /// ``makeSnapshot(worktree:branch:branchTip:sessionID:author:committer:attribution:)`` through
+    /// an open handle on the session worktree, whose in-memory index is left staged
     /// (``Repository/stageWorkingTree()``): write it with ``Repository/writeStagedIndex()`` or
-    /// drop the handle.
-    private func makeSnapshot(session: Repository, worktree: String, branch: String, branchTip: OID, sessionID: String, author: Signature, committer: Signature) throws -> OID? {
+    /// drop the handle. `signatures` (author, committer) is asked only when there is something
+    /// to commit.
+    private func makeSnapshot(
+        session: Repository, worktree: String, branch: String, branchTip: OID, sessionID: String,
+        signatures: () throws -> (Signature, Signature), attribution: SessionAttribution, purpose: IntegrationMessage.SnapshotPurpose
+    ) throws -> OID? {
         let checkedOut = try session.currentBranch
         guard checkedOut == branch else {
             throw GitError(.invalidRequest, "The worktree \(worktree) has \(checkedOut.map { "branch '\($0)'" } ?? "a detached HEAD") checked out, not the session branch '\(branch)'. Pass the session's own worktree and branch.", path: worktree)
@@ -56,9 +91,10 @@ extension Integrator {
         }
         let tree = try session.stageWorkingTree()
         if tree == (try repository.treeID(of: branchTip)) { return nil }
+        let (author, committer) = try signatures()
         return try repository.createCommit(
             tree: tree, parents: [branchTip], author: author, committer: committer,
-            message: IntegrationMessage.snapshot(sessionID: sessionID))
+            message: IntegrationMessage.snapshot(sessionID: sessionID, attribution: attribution, purpose: purpose))
     }
 }
 

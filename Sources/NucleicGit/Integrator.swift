@@ -60,7 +60,9 @@ public struct Integrator {
         let branchTip = try repository.branchTip(request.branch)
         var snapshot: OID?
         if let worktree = request.worktree {
-            snapshot = try makeSnapshot(worktree: worktree, branch: request.branch, branchTip: branchTip, sessionID: request.sessionID, author: request.author, committer: request.committer ?? request.author)
+            snapshot = try makeSnapshot(
+                worktree: worktree, branch: request.branch, branchTip: branchTip, sessionID: request.sessionID,
+                author: request.author, committer: request.committer ?? request.author, attribution: request.attribution)
         }
         let outcome = try outcome(of: request, base: baseTip, session: snapshot ?? branchTip)
         return IntegrationPlan(
@@ -107,7 +109,7 @@ public struct Integrator {
                 case .clean(let tree):
                     newTip = try repository.createCommit(
                         tree: tree, parents: [base, session], author: request.author, committer: committer,
-                        message: IntegrationMessage.merge(branch: request.branch, base: request.base, sessionID: request.sessionID))
+                        message: IntegrationMessage.merge(branch: request.branch, base: request.base, sessionID: request.sessionID, attribution: request.attribution))
                     created = [newTip]
                 }
             }
@@ -134,7 +136,7 @@ public struct Integrator {
                 if tree == (try repository.treeID(of: base)) { return .nothingToIntegrate }
                 newTip = try repository.createCommit(
                     tree: tree, parents: [base], author: request.author, committer: committer,
-                    message: IntegrationMessage.squash(message, sessionID: request.sessionID))
+                    message: IntegrationMessage.squash(message, sessionID: request.sessionID, attribution: request.attribution))
                 created = [newTip]
             }
         }

@@ -5,11 +5,16 @@ extension Repository {
     /// staged, unstaged and untracked changes together, ignored files excluded, renames
     /// detected as git does by default.
     public func diffStat(against base: Revision) throws -> DiffStat {
-        let diff = try workingDirectoryDiff(against: base)
+        try diffStat(of: try workingDirectoryDiff(against: try resolve(base), describedAs: "\(base)"), base: "\(base)")
+    }
+
+    /// The stat of `diff`'s deltas that `keep` lets through (all by default).
+    func diffStat(of diff: borrowing GitHandle, base: String, keep: (git_diff_delta) -> Bool = { _ in true }) throws -> DiffStat {
         let count = git_diff_num_deltas(diff.pointer)
         var files: [DiffStat.File] = []
         files.reserveCapacity(count)
         for index in 0..<count {
+            if let delta = git_diff_get_delta(diff.pointer, index)?.pointee, !keep(delta) { continue }
             // Building the patch loads both sides, which is what decides "binary".
             let patch = try GitHandle.make("git_patch_from_diff", "compute the changes of file \(index) against \(base)", free: git_patch_free) {
                 git_patch_from_diff(&$0, diff.pointer, index)
@@ -35,9 +40,14 @@ extension Repository {
     /// what `git diff <base>` prints once untracked files are added (`git add -A`), renames
     /// detected. Binary files appear as "Binary files … differ". Empty when nothing changed.
     public func diff(against base: Revision) throws -> String {
-        let diff = try workingDirectoryDiff(against: base)
+        try patchText(of: try workingDirectoryDiff(against: try resolve(base), describedAs: "\(base)"), base: "\(base)")
+    }
+
+    /// The patch text of `diff`'s deltas that `keep` lets through (all by default).
+    func patchText(of diff: borrowing GitHandle, base: String, keep: (git_diff_delta) -> Bool = { _ in true }) throws -> String {
         var text = ""
         for index in 0..<git_diff_num_deltas(diff.pointer) {
+            if let delta = git_diff_get_delta(diff.pointer, index)?.pointee, !keep(delta) { continue }
             let patch = try GitHandle.make("git_patch_from_diff", "compute the changes of file \(index) against \(base)", free: git_patch_free) {
                 git_patch_from_diff(&$0, diff.pointer, index)
             }
@@ -97,32 +107,34 @@ extension Repository {
 
     // MARK: Helpers
 
-    /// Base tree → working directory through the index, untracked content included.
-    private func workingDirectoryDiff(against base: Revision) throws -> GitHandle {
+    /// Commit `base`'s tree → working directory through the index, untracked content included;
+    /// renames found unless `findRenames` is false.
+    func workingDirectoryDiff(against base: OID, describedAs name: String, findRenames: Bool = true) throws -> GitHandle {
         guard !isBare else {
-            throw GitError(.bareRepository, "\(commonDirectory) is a bare repository: it has no working directory to compare with \(base).", path: commonDirectory)
+            throw GitError(.bareRepository, "\(commonDirectory) is a bare repository: it has no working directory to compare with \(name).", path: commonDirectory)
         }
-        let commit = try lookupCommit(try resolve(base))
-        let tree = try GitHandle.make("git_commit_tree", "read the tree of \(base)", free: git_tree_free) {
+        let commit = try lookupCommit(base)
+        let tree = try GitHandle.make("git_commit_tree", "read the tree of \(name)", free: git_tree_free) {
             git_commit_tree(&$0, commit.pointer)
         }
         var options = git_diff_options()
         try gitCall("git_diff_options_init") { git_diff_options_init(&options, UInt32(GIT_DIFF_OPTIONS_VERSION)) }
         options.flags = GIT_DIFF_INCLUDE_UNTRACKED.rawValue | GIT_DIFF_RECURSE_UNTRACKED_DIRS.rawValue
             | GIT_DIFF_SHOW_UNTRACKED_CONTENT.rawValue
-        let diff = try GitHandle.make("git_diff_tree_to_workdir_with_index", "compare \(repositoryDescription) with \(base)", path: workdir, free: git_diff_free) {
+        let diff = try GitHandle.make("git_diff_tree_to_workdir_with_index", "compare \(repositoryDescription) with \(name)", path: workdir, free: git_diff_free) {
             git_diff_tree_to_workdir_with_index(&$0, pointer, tree.pointer, &options)
         }
+        guard findRenames else { return diff }
         var find = git_diff_find_options()
         try gitCall("git_diff_find_options_init") { git_diff_find_options_init(&find, UInt32(GIT_DIFF_FIND_OPTIONS_VERSION)) }
         // git's default (diff.renames=true): renames, with untracked files as candidates, since
         // an agent's `mv` shows up as a deleted tracked file plus an untracked one.
         find.flags = GIT_DIFF_FIND_RENAMES.rawValue | GIT_DIFF_FIND_FOR_UNTRACKED.rawValue
-        try gitCall("git_diff_find_similar", "detect renames against \(base)") { git_diff_find_similar(diff.pointer, &find) }
+        try gitCall("git_diff_find_similar", "detect renames against \(name)") { git_diff_find_similar(diff.pointer, &find) }
         return diff
     }
 
-    private static func status(of delta: git_delta_t) -> DiffStat.File.Status? {
+    static func status(of delta: git_delta_t) -> DiffStat.File.Status? {
         switch delta {
         case GIT_DELTA_ADDED, GIT_DELTA_UNTRACKED: .added
         case GIT_DELTA_DELETED: .deleted

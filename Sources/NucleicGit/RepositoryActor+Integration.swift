@@ -25,10 +25,30 @@ extension RepositoryActor {
         try withRepository { try Integrator($0).apply(plan) }
     }
 
-    /// ``Integrator/snapshot(worktree:sessionID:author:committer:)``.
+    /// ``Integrator/snapshot(worktree:sessionID:author:committer:attribution:purpose:)``.
     @discardableResult
-    public func snapshot(worktree: String, sessionID: String, author: Signature = .nucleic, committer: Signature? = nil) throws -> OID? {
-        try withRepository { try Integrator($0).snapshot(worktree: worktree, sessionID: sessionID, author: author, committer: committer) }
+    public func snapshot(
+        worktree: String, sessionID: String, author: Signature? = .nucleic, committer: Signature? = nil,
+        attribution: SessionAttribution = SessionAttribution(), purpose: IntegrationMessage.SnapshotPurpose = .integration
+    ) throws -> OID? {
+        try withRepository {
+            try Integrator($0).snapshot(worktree: worktree, sessionID: sessionID, author: author, committer: committer, attribution: attribution, purpose: purpose)
+        }
+    }
+
+    /// ``Integrator/hasUncommittedWork(worktree:)``.
+    public func hasUncommittedWork(worktree: String) throws -> Bool {
+        try withRepository { try Integrator($0).hasUncommittedWork(worktree: worktree) }
+    }
+
+    /// ``Repository/configuredIdentity()``.
+    public func configuredIdentity() throws -> GitIdentity { try withRepository { try $0.configuredIdentity() } }
+
+    /// Whether branch `branch` holds commits that branch `base` lacks.
+    public func hasCommits(_ branch: String, notIn base: String) throws -> Bool {
+        try withRepository { repository in
+            try !repository.isAncestor(try repository.branchTip(branch), of: try repository.branchTip(base))
+        }
     }
 
     /// ``Integrator/overlap(_:)``.

@@ -62,4 +62,14 @@ public actor RepositoryActor {
     public func diff(worktreePath: String, base: Revision) throws -> String {
         try withRepository { try $0.diff(worktreePath: worktreePath, base: base) }
     }
+
+    public func branchDiffStat(worktreePath: String, base: String) throws -> DiffStat {
+        try withRepository { try $0.branchDiffStat(worktreePath: worktreePath, base: base) }
+    }
+
+    public func branchDiff(worktreePath: String, base: String) throws -> String {
+        try withRepository { try $0.branchDiff(worktreePath: worktreePath, base: base) }
+    }
+
+    public func commitInfo(_ oid: OID) throws -> CommitInfo { try withRepository { try $0.commitInfo(oid) } }
 }

@@ -75,8 +75,12 @@ public struct StructuredQuestion: Sendable, Hashable, JSONRepresentable {
         public var question: String
         public var options: [Option]
         public var multiSelect: Bool
+        /// Whether the agent takes a free-text answer besides the options ("Other").
+        public var allowsOther: Bool
 
-        public init(id: String? = nil, header: String? = nil, question: String, options: [Option], multiSelect: Bool = false) {
+        public init(id: String? = nil, header: String? = nil, question: String, options: [Option], multiSelect: Bool = false,
+                    allowsOther: Bool = false) {
+            self.allowsOther = allowsOther
             self.id = id
             self.header = header
             self.question = question
@@ -106,6 +110,7 @@ public struct StructuredQuestion: Sendable, Hashable, JSONRepresentable {
                 return .object(oo)
             }))
             o.append("multiSelect", .bool(q.multiSelect))
+            if q.allowsOther { o.append("allowsOther", .bool(true)) }
             return .object(o)
         })])
     }
@@ -123,7 +128,8 @@ public struct StructuredQuestion: Sendable, Hashable, JSONRepresentable {
             }
             questions.append(Item(
                 id: try q.optionalString("id"), header: try q.optionalString("header"), question: try q.string("question"),
-                options: options, multiSelect: try q.bool("multiSelect", default: false)))
+                options: options, multiSelect: try q.bool("multiSelect", default: false),
+                allowsOther: try q.bool("allowsOther", default: false)))
         }
         self.questions = questions
     }

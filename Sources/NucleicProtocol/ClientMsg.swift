@@ -29,7 +29,8 @@ public struct ClientMsg: Sendable, Hashable {
         case startSession(StartSession)
         case listApprovals
         case getDiff(sessionID: SessionID, statOnly: Bool)
-        case discard(sessionID: SessionID, deleteBranch: Bool)
+        /// `force`: delete the branch even when it holds work that is not on the base.
+        case discard(sessionID: SessionID, deleteBranch: Bool, force: Bool = false)
         case exportFixture(sessionID: SessionID)
         case shutdown(killSessions: Bool)
         case integrate(Integrate)
@@ -184,9 +185,10 @@ extension ClientMsg: JSONRepresentable {
         case .getDiff(let id, let statOnly):
             o.append("sessionID", .string(id.rawValue))
             o.append("statOnly", .bool(statOnly))
-        case .discard(let id, let deleteBranch):
+        case .discard(let id, let deleteBranch, let force):
             o.append("sessionID", .string(id.rawValue))
             o.append("deleteBranch", .bool(deleteBranch))
+            if force { o.append("force", .bool(true)) }
         case .shutdown(let killSessions):
             o.append("killSessions", .bool(killSessions))
         case .integrate(let i):
@@ -245,7 +247,8 @@ extension ClientMsg: JSONRepresentable {
                 planMode: try f.bool("planMode", default: false)))
         case "listApprovals": body = .listApprovals
         case "getDiff": body = .getDiff(sessionID: try session(), statOnly: try f.bool("statOnly", default: false))
-        case "discard": body = .discard(sessionID: try session(), deleteBranch: try f.bool("deleteBranch", default: false))
+        case "discard":
+            body = .discard(sessionID: try session(), deleteBranch: try f.bool("deleteBranch", default: false), force: try f.bool("force", default: false))
         case "exportFixture": body = .exportFixture(sessionID: try session())
         case "shutdown": body = .shutdown(killSessions: try f.bool("killSessions", default: false))
         case "integrate":

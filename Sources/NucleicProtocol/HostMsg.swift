@@ -37,6 +37,9 @@ public struct HostMsg: Sendable, Hashable {
         case integrationRefused(sessionID: SessionID, reason: String, paths: [String], message: String)
         /// Files two or more live sessions have both touched.
         case overlap([String: [SessionID]])
+        /// The reply to `discard`: the snapshot commit of the work the worktree held (nil when
+        /// it held none), on `branch`, which is kept unless `branchDeleted`.
+        case discarded(sessionID: SessionID, branch: String, snapshot: String?, branchDeleted: Bool)
         /// Reply to `listRules`, `addRule` (the new rule) and `removeRule` (the removed one).
         case ruleList([RuleInfo])
         /// Reply to `explainRule`.
@@ -75,6 +78,7 @@ public struct HostMsg: Sendable, Hashable {
         case .integrated: "integrated"
         case .integrationRefused: "integrationRefused"
         case .overlap: "overlap"
+        case .discarded: "discarded"
         case .ruleList: "ruleList"
         case .ruleVerdict: "ruleVerdict"
         case .invite: "invite"
@@ -204,6 +208,11 @@ extension HostMsg: JSONRepresentable {
             o.append("rules", .array(rules.map(\.json)))
         case .ruleVerdict(let verdict):
             o.append("verdict", verdict.json)
+        case .discarded(let id, let branch, let snapshot, let deleted):
+            o.append("sessionID", .string(id.rawValue))
+            o.append("branch", .string(branch))
+            o.append("snapshot", snapshot.map(JSONValue.string) ?? .null)
+            o.append("branchDeleted", .bool(deleted))
         case .overlap(let files):
             o.append("files", .object(JSONObject(files.keys.sorted().map { JSONObject.Entry($0, .array(files[$0]!.map { .string($0.rawValue) })) })))
         }
@@ -263,6 +272,9 @@ extension HostMsg: JSONRepresentable {
                 files[entry.key] = (entry.value.arrayValue ?? []).compactMap(\.stringValue).map { SessionID($0) }
             }
             body = .overlap(files)
+        case "discarded":
+            body = .discarded(sessionID: try session(), branch: try f.string("branch"), snapshot: try f.optionalString("snapshot"),
+                              branchDeleted: try f.bool("branchDeleted", default: false))
         case "ruleList": body = .ruleList(try list("rules", RuleInfo.self))
         case "ruleVerdict": body = .ruleVerdict(try f.decode("verdict"))
         case let other: throw ShapeError("host message: unknown type \"\(other)\"")

@@ -6,13 +6,17 @@ public struct SessionSummary: Sendable, Hashable, JSONRepresentable {
     public var status: SessionStatus
     public var title: String
     public var branch: String
+    /// The session's worktree (an absolute path); nil once it was removed.
+    public var worktree: String?
     public var lastSeq: Int64
     public var diffStat: DiffStat?
     public var pendingApprovals: Int
     public var updatedAt: Timestamp
 
     public init(sessionID: SessionID, projectName: String, backend: String, status: SessionStatus, title: String,
-                branch: String, lastSeq: Int64, diffStat: DiffStat? = nil, pendingApprovals: Int = 0, updatedAt: Timestamp) {
+                branch: String, worktree: String? = nil, lastSeq: Int64, diffStat: DiffStat? = nil, pendingApprovals: Int = 0,
+                updatedAt: Timestamp) {
+        self.worktree = worktree
         self.sessionID = sessionID
         self.projectName = projectName
         self.backend = backend
@@ -33,6 +37,7 @@ public struct SessionSummary: Sendable, Hashable, JSONRepresentable {
         o.append("status", .string(status.rawValue))
         o.append("title", .string(title))
         o.append("branch", .string(branch))
+        o.append("worktree", worktree.map(JSONValue.string) ?? .null)
         o.append("lastSeq", .int(lastSeq))
         o.append("diffStat", diffStat?.json ?? .null)
         o.append("pendingApprovals", .int(Int64(pendingApprovals)))
@@ -46,7 +51,7 @@ public struct SessionSummary: Sendable, Hashable, JSONRepresentable {
         self.init(
             sessionID: SessionID(try f.string("sessionID")), projectName: try f.string("projectName"),
             backend: try f.string("backend"), status: try f.enumValue("status"), title: try f.string("title"),
-            branch: try f.string("branch"), lastSeq: try f.int("lastSeq"), diffStat: try f.optional("diffStat"),
+            branch: try f.string("branch"), worktree: try f.optionalString("worktree"), lastSeq: try f.int("lastSeq"), diffStat: try f.optional("diffStat"),
             pendingApprovals: Int(try f.optionalInt("pendingApprovals") ?? 0), updatedAt: updatedAt)
     }
 

@@ -38,6 +38,9 @@ public actor Session {
     private let ruleBook: RuleBook?
     private var outbox: AsyncStream<String>.Continuation?
     private var stopping = false
+    /// Why the host ends the agent, when it says (a kill, idle reaping): recorded as a notice and
+    /// as the reason of the status change the exit makes.
+    private var stopReason: (reason: String, wasMidTurn: Bool)?
     var exitStatus: ChildProcess.ExitStatus?
     var finished: [CheckedContinuation<Void, Never>] = []
     /// How long an in-band interrupt may take before the process group gets SIGINT.
@@ -78,6 +81,8 @@ public actor Session {
     deinit { for continuation in subscribers.values { continuation.finish() } }
 
     public var status: SessionStatus { lifecycle.status }
+    /// Approvals and questions waiting for an answer (the agent must stay to hear it).
+    public var pendingCount: Int { lifecycle.pending.count }
     public var lastSeq: Int64 { seq }
     public var pendingApprovals: [ApprovalRequest] { broker?.pending ?? codec.pendingApprovals }
 
@@ -109,7 +114,15 @@ public actor Session {
     }
 
     /// Ends the agent: closes its stdin, then SIGINT → SIGTERM → SIGKILL on its process group.
-    public func stop(grace: Duration = .seconds(3)) async {
+    /// With a `reason` (a kill, idle reaping), the transcript records it as a notice (`code`),
+    /// and a session cut off mid-turn reads `awaitingInput` with that reason, never `finished`
+    /// (whatever the agent reports as it dies).
+    public func stop(grace: Duration = .seconds(3), reason: String? = nil, code: String = "stopped") async {
+        if let reason, exitStatus == nil, process != nil || link != nil {
+            let midTurn = [.running, .awaitingApproval, .queued].contains(lifecycle.status) || !lifecycle.pending.isEmpty
+            stopReason = (reason, midTurn)
+            record([.notice(level: .info, message: reason, code: code)], rawOffset: nil)
+        }
         stopping = true
         if let link {
             await stopShim(link, grace: grace)
@@ -322,7 +335,11 @@ public actor Session {
         }
         // Stopped by the host (shutdown, discard): the turn was cut short, not failed; a later
         // input resumes it, as after a restart.
-        let input: SessionLifecycle.Input = stopping ? .hostRestarted : .processExited(description: "\(status)", expected: expected)
+        let input: SessionLifecycle.Input = if let stopReason {
+            .stoppedByHost(reason: stopReason.reason, midTurn: stopReason.wasMidTurn)
+        } else {
+            stopping ? .hostRestarted : .processExited(description: "\(status)", expected: expected)
+        }
         if let change = lifecycle.apply(input) { events.append(change) }
         record(events, rawOffset: rawOffset)
         for continuation in finished { continuation.resume() }

@@ -30,6 +30,9 @@ extension SessionHost {
             try await sendInput(id, Self.resolvePrompt(base: record.baseBranch, branch: record.branch))
             return .askedAgent
         }
+        // The commits are the user's: no identity, no integration (and nothing changed yet).
+        let identity = try await gitIdentity(project.path)
+        let attribution = await attribution(record)
         if let session = live[id]?.session, await session.isRunning,
             [.running, .awaitingApproval].contains(await session.status)
         {
@@ -45,7 +48,7 @@ extension SessionHost {
         case "merge": strategy = .merge(noFastForward: request.noFastForward)
         case "rebase": strategy = .rebase
         case "squash":
-            let generated = await squashMessage(record, worktree: worktree)
+            let generated = await squashMessage(record, subject: attribution.subject)
             strategy = .squash(message: request.message ?? generated)
         default: throw SessionError(.badMessage, "unknown strategy \(request.strategy) (merge, rebase or squash)")
         }
@@ -54,7 +57,7 @@ extension SessionHost {
             let repository = try await RepositoryActor.open(project.path)
             result = try await repository.integrate(IntegrationRequest(
                 sessionID: id.rawValue, branch: record.branch, worktree: worktree, base: record.baseBranch, strategy: strategy,
-                author: .nucleic))
+                author: identity.author, committer: identity.committer, attribution: attribution))
         } catch { throw SessionError(.internalError, "integrating session \(id): \(error)") }
 
         switch result {
@@ -125,15 +128,54 @@ extension SessionHost {
         if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
     }
 
-    /// The squash commit's message: the title, then what the session was asked and what it changed.
-    func squashMessage(_ record: SessionRecord, worktree: String) async -> String {
-        var body = "\(record.title)\n\nPrompt: \(record.prompt)\n"
+    /// The squash commit's message: the subject (title or prompt), then what the session was
+    /// asked and what it changed since it branched (its own files only).
+    func squashMessage(_ record: SessionRecord, subject: String) async -> String {
+        var body = "\(subject.isEmpty ? "Work of a Nucleic session" : subject)\n\nPrompt: \(record.prompt)\n"
         if let (stat, files, _) = try? await diff(record.id, statOnly: true), !files.isEmpty {
             body += "\nFiles changed (\(stat.files), +\(stat.insertions) −\(stat.deletions)):\n"
             for f in files { body += "  \(f.path) (+\(f.insertions) −\(f.deletions))\n" }
         }
         return body
     }
+
+    /// The identity git commits with in the repository at `path` (docs/GIT.md, "Identity").
+    func gitIdentity(_ path: String) async throws(SessionError) -> GitIdentity {
+        do {
+            return try await RepositoryActor.open(path, executor: Self.worktreeExecutor).configuredIdentity()
+        } catch let error as GitError where error.code == .identityNotConfigured {
+            throw SessionError(.conflict, error.message)
+        } catch { throw SessionError(.internalError, "reading the git identity of \(path): \(error)") }
+    }
+
+    /// What the commits written for `record` say: its title (or prompt) as subject, its agent
+    /// (with the model its transcript names) as co-author.
+    func attribution(_ record: SessionRecord) async -> SessionAttribution {
+        var backend = record.backend
+        var model: String?
+        if let events = try? await events(record.id, after: 0) {
+            for event in events {
+                guard case .sessionStarted(let started) = event.event else { continue }
+                model = started.model
+                // A replayed session credits the agent of its recording.
+                if record.backend == "replay" { backend = started.backend }
+                break
+            }
+        }
+        let manifest = configuration.adapters[backend] ?? configuration.adapters.values.first { $0.codec == backend }
+        let known = Self.knownCoAuthors[manifest?.codec ?? backend]
+        let name = manifest?.displayName ?? known?.name ?? backend
+        let email = manifest?.coAuthorEmail ?? known?.email ?? "noreply@nucleic.invalid"
+        return SessionAttribution(
+            subject: SessionAttribution.subject(title: record.title, prompt: record.prompt),
+            coAuthors: [CoAuthor(name: name + (model.map { " (\($0))" } ?? ""), email: email)])
+    }
+
+    /// Co-authors for the built-in backends when no manifest is loaded (the demo's host).
+    static let knownCoAuthors: [String: (name: String, email: String)] = [
+        "claude": ("Claude Code", "noreply@anthropic.com"),
+        "codex": ("Codex", "noreply@openai.com"),
+    ]
 
     static func resolvePrompt(base: String, branch: String) -> String {
         """

@@ -78,8 +78,10 @@ extension SessionHost {
         }
         do {
             let repository = try await RepositoryActor.open(worktree)
-            let stat = try await repository.diffStat(worktreePath: worktree, base: .branch(record.baseBranch))
-            let patch = statOnly ? nil : try await repository.diff(worktreePath: worktree, base: .branch(record.baseBranch))
+            // From the branch point (`base...HEAD` plus uncommitted work), so what the base gained
+            // since (another session's integration) is not shown as this session undoing it.
+            let stat = try await repository.branchDiffStat(worktreePath: worktree, base: record.baseBranch)
+            let patch = statOnly ? nil : try await repository.branchDiff(worktreePath: worktree, base: record.baseBranch)
             let files = stat.files.map {
                 FileStat(path: $0.path, change: $0.status.rawValue, insertions: $0.insertions, deletions: $0.deletions, isBinary: $0.isBinary)
             }
@@ -125,7 +127,9 @@ extension SessionHost {
         } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "\(error)") }
         switch record.status {
         case .resolved:
-            throw SessionError(.alreadyResolved, "approval \(approvalID) was already answered by \(record.decidedByLabel ?? record.decidedBy ?? "someone")")
+            // The loser of a race hears what won, not only that it lost.
+            let answer = record.decision.map { ": \($0.summary)" } ?? ""
+            throw SessionError(.alreadyResolved, "approval \(approvalID) was already answered by \(record.decidedByLabel ?? record.decidedBy ?? "someone")\(answer)")
         case .withdrawn:
             throw SessionError(.alreadyResolved, "approval \(approvalID) was withdrawn: \(record.withdrawReason ?? "no longer needed")")
         case .pending:
@@ -134,8 +138,19 @@ extension SessionHost {
         guard let session = live[record.sessionID]?.session else {
             throw SessionError(.notReady, "session \(record.sessionID)'s agent is not running")
         }
-        if let rule = try await session.respond(approvalID, decision, decidedBy: decidedBy, label: label, denyAlways: denyAlways) {
-            await persist(rule)
+        do {
+            if let rule = try await session.respond(approvalID, decision, decidedBy: decidedBy, label: label, denyAlways: denyAlways) {
+                await persist(rule)
+            }
+        } catch let error where error.code == .alreadyResolved {
+            // Lost a race the store had not seen yet: say what won once it is recorded.
+            for _ in 0..<20 {
+                if let won = try? await store.approval(id: approvalID), let decision = won.decision {
+                    throw SessionError(.alreadyResolved, "\(error.message): \(decision.summary)")
+                }
+                try? await Task.sleep(for: .milliseconds(25))
+            }
+            throw error
         }
     }
 
@@ -157,10 +172,55 @@ extension SessionHost {
         try await session.interrupt()
     }
 
-    /// Stops the agent and removes the worktree; the branch stays unless `deleteBranch`, the
-    /// transcript always stays.
-    public func discard(_ id: SessionID, deleteBranch: Bool) async throws(SessionError) {
+    /// What `discard` did.
+    public struct DiscardOutcome: Sendable, Hashable {
+        /// The commit holding the work the worktree had uncommitted, now the branch's tip.
+        public var snapshot: String?
+        public var branch: String
+        public var branchDeleted: Bool
+    }
+
+    /// Stops the agent, commits the worktree's uncommitted work onto the session branch (a
+    /// snapshot, as `integrate` makes), and removes the worktree; the branch stays unless
+    /// `deleteBranch`, the transcript always stays. Nothing is lost: a branch holding work that
+    /// is not on the base is deleted only with `force`, and with no git identity to commit the
+    /// snapshot as, the discard is refused; both are checked before anything changes.
+    @discardableResult
+    public func discard(_ id: SessionID, deleteBranch: Bool, force: Bool = false) async throws(SessionError) -> DiscardOutcome {
         let record = try await sessionRecord(id)
+        let project = try? await store.project(id: record.projectID)
+        var repository: RepositoryActor?
+        var worktree: WorktreeInfo?
+        if let project {
+            do {
+                let opened = try await RepositoryActor.open(project.path, executor: Self.worktreeExecutor)
+                repository = opened
+                worktree = try await opened.listWorktrees().first { $0.name == id.rawValue && !$0.isPrunable }
+            } catch { throw SessionError(.internalError, "reading session \(id)'s worktree: \(error)") }
+        }
+        var identity: GitIdentity?
+        if let repository {
+            do {
+                var dirty = false
+                if let worktree { dirty = try await repository.hasUncommittedWork(worktree: worktree.path) }
+                if dirty && !deleteBranch { identity = try await gitIdentity(project!.path) }
+                if deleteBranch && !force && record.status != .integrated {
+                    var committed = false
+                    if try await repository.branchExists(record.branch), try await repository.branchExists(record.baseBranch) {
+                        committed = try await repository.hasCommits(record.branch, notIn: record.baseBranch)
+                    }
+                    if dirty || committed {
+                        throw SessionError(.conflict, """
+                            session \(id) has work that is not on \(record.baseBranch) (\(dirty ? "uncommitted files in its worktree" : "commits on \(record.branch)")); \
+                            deleting its branch would lose it. Discard without --delete-branch to keep it on \(record.branch), \
+                            integrate it, or add --force to delete it anyway
+                            """)
+                    }
+                }
+            } catch let error as SessionError { throw error } catch {
+                throw SessionError(.internalError, "checking session \(id)'s work: \(error)")
+            }
+        }
         queue.removeAll { $0 == id }
         if let entry = live[id] {
             // Discarded first, so the agent's exit is not recorded as a status of its own.
@@ -170,31 +230,51 @@ extension SessionHost {
             live[id] = nil
         }
         statuses[id] = nil
-        if let project = try? await store.project(id: record.projectID) {
+        var snapshot: String?
+        if let repository {
             do {
-                let repository = try await RepositoryActor.open(project.path, executor: Self.worktreeExecutor)
-                if try await repository.listWorktrees().contains(where: { $0.name == id.rawValue }) {
+                if let worktree, !deleteBranch {
+                    // After the agent stopped, so everything it wrote is in. `identity` nil (the
+                    // worktree looked clean before): looked up only if there is work after all.
+                    snapshot = try await repository.snapshot(
+                        worktree: worktree.path, sessionID: id.rawValue, author: identity?.author, committer: identity?.committer,
+                        attribution: await attribution(record), purpose: .discard)?.description
+                }
+                let registered = try await repository.listWorktrees().contains { $0.name == id.rawValue }
+                if registered {
                     try await repository.removeWorktree(name: id.rawValue, deleteBranch: deleteBranch)
                 } else if deleteBranch, try await repository.branchExists(record.branch) {
                     try await repository.deleteBranch(record.branch)
                 }
+            } catch let error as GitError where error.code == .identityNotConfigured {
+                throw SessionError(.conflict, error.message + " The worktree was kept: \(worktree?.path ?? "?").")
             } catch { throw SessionError(.internalError, "removing session \(id)'s worktree: \(error)") }
         }
         do {
             _ = try await store.withdrawPending(session: id, reason: "the session was discarded")
-            _ = try await store.modifySession(id: id) { $0.status = .discarded }
+            let removed = repository != nil
+            _ = try await store.modifySession(id: id) {
+                $0.status = .discarded
+                if removed { $0.worktreePath = nil }
+            }
         } catch { throw SessionError(.internalError, "\(error)") }
         await startQueued()
         if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
+        return DiscardOutcome(snapshot: snapshot, branch: record.branch, branchDeleted: deleteBranch)
     }
 
     /// Stops every agent (closing stdin, then signals) — or, without `killSessions`, leaves
     /// each running under its shim for the next daemon to adopt — and closes the files, once
     /// the store has caught up with each transcript (a restart then finds the status the agent left).
-    public func shutdown(killSessions: Bool = true) async {
+    ///
+    /// `killReason`: why the agents are killed (`stop-daemon --kill-sessions`), recorded in each
+    /// transcript; a session killed mid-turn then reads `awaitingInput`, not `finished`.
+    public func shutdown(killSessions: Bool = true, killReason: String? = nil) async {
         queue = []
         for (id, entry) in live {
-            if killSessions || configuration.shim == nil {
+            if let killReason, killSessions || configuration.shim == nil {
+                await entry.session.stop(reason: killReason, code: "killed")
+            } else if killSessions || configuration.shim == nil {
                 await entry.session.stop()
             } else {
                 await entry.session.detach()

@@ -94,6 +94,7 @@ extension SessionHost {
             session = try Session(id: id, backend: codecName, codec: codec, storage: storage, status: status, approvals: approvals, rules: ruleBook)
         } catch { throw SessionError(.internalError, "opening session \(id)'s files: \(error)") }
         live[id] = Live(session: session, storage: storage, launch: launch, options: options)
+        lastActivity[id] = .now
         // Subscribed before the agent starts: an event recorded earlier would never reach the
         // store (the session would stay `queued` there) nor any listener.
         let events = await session.subscribe()
@@ -129,6 +130,7 @@ extension SessionHost {
     }
 
     func record(_ id: SessionID, _ event: SequencedEvent) async {
+        lastActivity[id] = .now
         // Listeners hear the event first, then what it means (an approval to answer, a new
         // summary), so a client never sees an approval before the event that carries it.
         var after: [Notification] = []

@@ -29,10 +29,14 @@ public actor SessionHost {
         /// How agents are started: under a shim (`nucleic shim`, the default), so they outlive
         /// the daemon; nil spawns them as the daemon's own children.
         public var shim: ShimLaunch?
+        /// How long a session's agent may sit idle (its turn over, nothing pending) before the
+        /// host ends its process; the next `send` resumes it. Nil: never (IdleTimeout).
+        public var idleTimeout: Duration?
 
         public init(home: NucleicHome, adapters: [String: AdapterManifest], selfExecutable: String, maxRunning: Int = 8,
                     environment: [String: String] = AgentLaunch.hostEnvironment(), replaySpeed: String = "recorded",
-                    approvalTimeout: Duration? = nil, orphanGrace: Double? = nil) {
+                    approvalTimeout: Duration? = nil, orphanGrace: Double? = nil, idleTimeout: Duration? = nil) {
+            self.idleTimeout = idleTimeout
             self.shim = ShimLaunch(executable: selfExecutable, orphanGrace: orphanGrace)
             self.home = home
             self.adapters = adapters
@@ -76,6 +80,10 @@ public actor SessionHost {
     var nextListener = 0
     /// Journal readers held back until the store has caught up (backpressure).
     var recordedWaiters: [SessionID: [(seq: Int64, continuation: CheckedContinuation<Void, Never>)]] = [:]
+    /// When each live session last did anything (an event, an input): what idle reaping reads.
+    var lastActivity: [SessionID: ContinuousClock.Instant] = [:]
+    /// The loop that ends idle agents (SessionHost+Idle.swift), while the host is open.
+    var idleReaper: Task<Void, Never>?
 
     public init(_ configuration: Configuration, store: Store) {
         self.configuration = configuration
@@ -90,6 +98,7 @@ public actor SessionHost {
         let host = SessionHost(configuration, store: store)
         try await host.loadRules()
         try await host.recover()
+        await host.startIdleReaper()
         return host
     }
 

@@ -23,6 +23,10 @@ public struct SessionLifecycle: Sendable, Hashable {
         case processExited(description: String, expected: Bool)
         /// The host restarted and the agent is gone: the turn stopped before it finished.
         case hostRestarted
+        /// The host ended the agent for `reason` (a kill, idle reaping). `midTurn`: it was
+        /// working (or waiting for an answer) when stopped, so the session waits for input now,
+        /// even if the agent reported its turn finished as it went.
+        case stoppedByHost(reason: String, midTurn: Bool)
         case conflicted
         case integrated
         case discarded
@@ -102,6 +106,12 @@ public struct SessionLifecycle: Sendable, Hashable {
             if status == .running || status == .queued || status == .awaitingApproval {
                 status = .awaitingInput
                 reason = "the host restarted"
+            }
+        case .stoppedByHost(let why, let midTurn):
+            pending = [:]
+            if midTurn && status != .error && status != .conflicted {
+                status = .awaitingInput
+                reason = why
             }
         case .conflicted:
             status = .conflicted

@@ -90,7 +90,7 @@ public struct SessionRecord: Sendable, Hashable {
     /// The wire summary, given what the record does not hold.
     public func summary(projectName: String, pendingApprovals: Int) -> SessionSummary {
         SessionSummary(sessionID: id, projectName: projectName, backend: backend, status: status, title: title,
-                       branch: branch, lastSeq: lastSeq, diffStat: diffStat, pendingApprovals: pendingApprovals,
+                       branch: branch, worktree: worktreePath, lastSeq: lastSeq, diffStat: diffStat, pendingApprovals: pendingApprovals,
                        updatedAt: updatedAt)
     }
 }

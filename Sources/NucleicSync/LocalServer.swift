@@ -143,9 +143,9 @@ public final class LocalServer: Sendable {
         case .getDiff(let id, let statOnly):
             let (stat, files, patch) = try await host.diff(id, statOnly: statOnly)
             return .diff(sessionID: id, stat: stat, files: files, patch: patch)
-        case .discard(let id, let deleteBranch):
-            try await host.discard(id, deleteBranch: deleteBranch)
-            return .ok
+        case .discard(let id, let deleteBranch, let force):
+            let outcome = try await host.discard(id, deleteBranch: deleteBranch, force: force)
+            return .discarded(sessionID: id, branch: outcome.branch, snapshot: outcome.snapshot, branchDeleted: outcome.branchDeleted)
         case .exportFixture(let id):
             return .fixture(sessionID: id, text: try await host.exportFixture(id))
         case .integrate(let request):

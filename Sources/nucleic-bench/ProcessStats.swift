@@ -38,8 +38,11 @@ enum ProcessStats {
     }
 
     /// A `kB` field of `/proc/self/status`, in bytes.
-    private static func statusField(_ name: String) -> Int? {
-        guard let text = readSmallFile("/proc/self/status") else { return nil }
+    /// Another process's RSS (`VmRSS` of `/proc/PID/status`); nil once it is gone.
+    static func residentBytes(of pid: Int32) -> Int? { statusField("VmRSS", process: "\(pid)") }
+
+    private static func statusField(_ name: String, process: String = "self") -> Int? {
+        guard let text = readSmallFile("/proc/\(process)/status") else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
             let digits = line.dropFirst(name.count + 1).filter { $0.isNumber }
             return Int(digits).map { $0 * 1024 }

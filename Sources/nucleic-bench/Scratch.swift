@@ -25,8 +25,10 @@ struct Scratch {
         let path = root + "/" + name
         guard mkdir(path, 0o700) == 0 else { throw BenchError(message: "cannot create \(path): \(Scratch.lastError())") }
         try BufferedFile.write("# \(name)\n\nA repository for nucleic-bench sessions.\n", to: path + "/README.md")
-        let git = ["git", "-c", "user.name=nucleic-bench", "-c", "user.email=bench@nucleic.invalid", "-c", "commit.gpgsign=false"]
-        for arguments in [["init", "-q", "-b", "main"], ["add", "README.md"], ["commit", "-qm", "initial"]] {
+        let git = ["git", "-c", "commit.gpgsign=false"]
+        // A repository-local identity: integrations and discards commit as it.
+        for arguments in [["init", "-q", "-b", "main"], ["config", "user.name", "nucleic-bench"], ["config", "user.email", "bench@nucleic.invalid"],
+                          ["add", "README.md"], ["commit", "-qm", "initial"]] {
             let result = try await Command.run(git + arguments, workingDirectory: path)
             guard result.status.isSuccess else {
                 throw BenchError(message: "git \(arguments.joined(separator: " ")) failed in \(path) (\(result.status)): \(result.errorText)")

@@ -11,7 +11,7 @@ enum SessionsBenchmark: BenchCommand {
     static let usage = """
         usage: nucleic-bench sessions [--sessions LIST] [--events N] [--long N] [--pace LINES]
                                       [--store-sessions N] [--repeat N] [--seed N] [--nucleic PATH]
-                                      [--only PHASES] [--keep] [--trace]
+                                      [--idle-sessions N] [--agent-ballast MB] [--only PHASES] [--keep] [--trace]
 
         Runs a real SessionHost in this process (a temporary NUCLEIC_HOME, a temporary git
         repository with one project) and measures, in three phases:
@@ -35,6 +35,10 @@ enum SessionsBenchmark: BenchCommand {
                       had heard. Twice: the agent paced at --pace lines a second (replay speed
                       recorded), below what the host can take, so that only the host's own state
                       could grow; then at max speed, where the agent runs ahead of the host.
+          idle        --idle-sessions finished Claude-like sessions (a fake Claude Code speaking the
+                      stream-json a turn needs, taking --resume, holding --agent-ballast MB): the
+                      host's RSS and its shims' and agents' RSS, before and after the host ends
+                      the idle agents (what --idle-timeout does), then one follow-up resumed.
 
         Scratch folders go in $TMPDIR: TMPDIR=/dev/shm takes the disk's flushes out of the numbers.
         The replay agent is the `nucleic` binary: build it first (swift build -c release), or give
@@ -49,13 +53,15 @@ enum SessionsBenchmark: BenchCommand {
           --repeat N            timed runs per ls row (default 30)
           --seed N              generator seed (default 1)
           --nucleic PATH        the nucleic binary (default: next to this one)
-          --only PHASES         comma-separated: throughput,ls,memory (default all)
+          --idle-sessions N     finished sessions in the idle phase (default 20)
+          --agent-ballast MB    memory each fake Claude holds in the idle phase (default 0)
+          --only PHASES         comma-separated: throughput,ls,memory,idle (default all)
           --keep                keep the temporary folders (their paths are printed)
           --trace               also print every 20th memory sample (one a second)
         """
 
     enum Phase: String, CaseIterable {
-        case throughput, ls, memory
+        case throughput, ls, memory, idle
     }
 
     struct Options: Sendable {
@@ -70,9 +76,11 @@ enum SessionsBenchmark: BenchCommand {
         var phases = Set(Phase.allCases)
         var keep = false
         var trace = false
+        var idleSessions = 20
+        var agentBallast = 0
 
         init(_ arguments: [String]) throws {
-            let args = try BenchArguments(arguments, valued: ["sessions", "events", "long", "pace", "store-sessions", "repeat", "seed", "nucleic", "only"],
+            let args = try BenchArguments(arguments, valued: ["sessions", "events", "long", "pace", "store-sessions", "repeat", "seed", "nucleic", "only", "idle-sessions", "agent-ballast"],
                                           boolean: ["keep", "trace"], usage: usage)
             if let list = args["sessions"] {
                 let values = list.split(separator: ",").map { Int($0) }
@@ -87,12 +95,14 @@ enum SessionsBenchmark: BenchCommand {
             storeSessions = try args.integer("store-sessions", default: storeSessions, in: 1...1_000_000, usage: usage)
             repeats = try args.integer("repeat", default: repeats, in: 1...10_000, usage: usage)
             seed = UInt64(try args.integer("seed", default: 1, in: 0...Int.max, usage: usage))
+            idleSessions = try args.integer("idle-sessions", default: idleSessions, in: 1...200, usage: usage)
+            agentBallast = try args.integer("agent-ballast", default: agentBallast, in: 0...1024, usage: usage)
             keep = args.flag("keep")
             trace = args.flag("trace")
             if let list = args["only"] {
                 let names = list.split(separator: ",").map(String.init)
                 guard !names.isEmpty, names.allSatisfy({ Phase(rawValue: $0) != nil }) else {
-                    throw UsageError(message: "--only takes phases from throughput,ls,memory, not '\(list)'", usage: usage)
+                    throw UsageError(message: "--only takes phases from throughput,ls,memory,idle, not '\(list)'", usage: usage)
                 }
                 phases = Set(names.compactMap(Phase.init(rawValue:)))
             }
@@ -127,6 +137,10 @@ enum SessionsBenchmark: BenchCommand {
         if options.phases.contains(.memory) {
             let runs = try runBlocking { try await memory(options) }.get()
             Output.standardOutput(memoryTable(runs, options))
+        }
+        if options.phases.contains(.idle) {
+            let result = try runBlocking { try await idle(options) }.get()
+            Output.standardOutput("\n" + idleTable(result))
         }
         return 0
     }

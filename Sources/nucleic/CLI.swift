@@ -25,17 +25,17 @@ enum CLI {
           start PROMPT [--project P] [--backend B] start an agent in a new worktree; prints its id
           ls [--all]                               sessions: NEEDS YOU, RUNNING, DONE
           show SESSION                             one session's summary
-          log SESSION [--follow] [--since SEQ]     the readable transcript
-          approvals                                pending approvals, with risk
+          log SESSION [--follow] [--since SEQ]     the readable transcript (--follow: answer approvals there)
+          approvals                                pending approvals: diffs, commands, options; risk
           approve APPROVAL [--input F | --edit]    allow (optionally with a modified input)
                    [--always SCOPE]                ... and every later matching request
           deny APPROVAL [--message M] [--always]   deny; the agent continues with the message
-          answer APPROVAL CHOICE...                answer an agent's question
+          answer APPROVAL CHOICE...                answer a question: a number, a label or your own text
           rules ls|add|rm|explain                  the host's permission rules
           send SESSION TEXT                        a follow-up
           interrupt SESSION                        stop the current turn
-          diff SESSION [--stat]                    the session's changes against its base
-          discard SESSION [--delete-branch]        stop the agent, remove the worktree
+          diff SESSION [--stat]                    the session's changes since it left its base
+          discard SESSION [--delete-branch]        stop it, commit its work to its branch, remove the worktree
           integrate SESSION --merge|--rebase|--squash  bring the session's work onto its base
           overlap [PROJECT]                        files two live sessions both touched
           export-fixture SESSION                   the session's raw journal, replayable

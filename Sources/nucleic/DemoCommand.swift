@@ -7,19 +7,23 @@ import NucleicGit
 import NucleicProtocol
 import NucleicRuntime
 import NucleicSystem
+import Synchronization
 
 /// `nucleic demo`: a whole session on the embedded default — a scratch repository, the replay
-/// backend playing a recorded Claude Code session, the events as they come, the approval asked
-/// of you, and the session's diff at the end. Needs no agent, no network, no daemon.
+/// backend playing a recorded Claude Code session (its file changes made in the session's
+/// worktree), the events as they come, the approval asked of you, the session's diff, and its
+/// integration onto the scratch repository's main. Needs no agent, no network, no daemon.
 enum DemoCommand {
     static let usage = """
         usage: nucleic demo [--fixture FILE] [--yes] [--fast] [--json] [--keep]
 
         Creates a scratch git repository and a private Nucleic home in a temporary folder, starts a
         session in its own worktree on the replay backend (a recorded Claude Code session, by
-        default Fixtures/claude/tool-allow.jsonl: the agent asks to run a command, then finishes),
-        shows the events as they come, stops at the approval to ask you, and ends with the
-        session's diff against its base.
+        default Fixtures/claude/edit.jsonl: the agent asks to write notes.txt, then finishes; the
+        replayed agent makes the recorded file changes in the worktree), shows the events as they
+        come, stops at the approval to ask you, shows the session's diff, and integrates it onto
+        the scratch repository's main as one squash commit (shown as `git log -1 --stat` would).
+        Ctrl-C at any point ends the agent and removes the temporary folder.
 
         Options:
           --fixture FILE   another recording (docs/FIXTURES.md)
@@ -32,7 +36,7 @@ enum DemoCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: ["fixture"], boolean: ["yes", "fast", "json", "keep"], usage: usage)
         guard parsed.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(parsed.positionals[0])'", usage: usage) }
-        var fixture = try parsed["fixture"] ?? Resources.path("Fixtures/claude/tool-allow.jsonl")
+        var fixture = try parsed["fixture"] ?? Resources.path("Fixtures/claude/edit.jsonl")
         if !fixture.hasPrefix("/") { fixture = SessionCommands.currentDirectory() + "/" + fixture }
         guard access(fixture, R_OK) == 0 else { throw CommandError(message: "cannot read \(fixture): \(String(cString: strerror(errno)))") }
         let options = Options(fixture: fixture, yes: parsed.flag("yes"), fast: parsed.flag("fast"), json: parsed.flag("json"))
@@ -40,10 +44,29 @@ enum DemoCommand {
         var template = Array("/tmp/nucleic-demo-XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { throw CommandError(message: "cannot create a temporary folder: \(String(cString: strerror(errno)))") }
         let root = String(cString: template)
+        let keep = parsed.flag("keep")
+        // Ctrl-C (or SIGTERM, SIGHUP) anywhere: end the agent, remove the folder, exit 130.
+        let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP]) { _ in
+            Output.standardError("\ninterrupted: ending the session and removing \(root)")
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                await DemoState.host.withLock { $0 }?.shutdown()
+                done.signal()
+            }
+            _ = done.wait(timeout: .now() + 15)
+            if !keep { _ = system("rm -rf '\(root)'") }
+            _exit(130)
+        }
         defer {
-            if parsed.flag("keep") { Output.standardError("kept \(root)") } else { _ = system("rm -rf '\(root)'") }
+            signals.cancel()
+            if keep { Output.standardError("kept \(root)") } else { _ = system("rm -rf '\(root)'") }
         }
         return try runBlocking { try await demo(root: root, options) }.get()
+    }
+
+    /// The demo's host, for the signal handler.
+    enum DemoState {
+        static let host = Mutex<SessionHost?>(nil)
     }
 
     struct Options: Sendable {
@@ -59,28 +82,36 @@ enum DemoCommand {
         do {
             try DaemonClient.makeDirectories(repositoryPath)
             let repository = try Repository.create(at: repositoryPath)
+            // The scratch repository's own identity: the demo's commits are made as it.
+            try repository.setLocalConfig("user.name", "Nucleic Demo")
+            try repository.setLocalConfig("user.email", "demo@nucleic.invalid")
+            let identity = try repository.configuredIdentity()
             let readme = fopen(repositoryPath + "/README.md", "w")
             fputs("# shop\n\nA scratch repository for the Nucleic demo.\n", readme)
             fclose(readme)
-            _ = try repository.commitAll(message: "Initial commit")
+            _ = try repository.commitAll(message: "Initial commit", author: identity.author, committer: identity.committer)
         } catch { throw CommandError(message: "creating the scratch repository: \(error)") }
 
         let host = try await SessionHost.open(SessionHost.Configuration(
             home: NucleicHome(path: root + "/nucleic"), adapters: [:], selfExecutable: SelfExecutable.path,
             replaySpeed: options.fast ? "max" : "recorded"))
+        DemoState.host.withLock { $0 = host }
         let project = try await host.addProject(path: repositoryPath, name: "shop")
         say("Scratch repository \(project.path) (project \(project.name), base \(project.baseBranch)).")
         var notifications = await host.listen().makeAsyncIterator()
-        let summary = try await host.startSession(.init(prompt: "Create hello.txt containing hello.", backend: "replay", fixture: options.fixture))
-        say("Session \(summary.sessionID) on branch \(summary.branch), replaying \(options.fixture)\n")
+        let summary = try await host.startSession(.init(prompt: "Write notes.txt.", backend: "replay", fixture: options.fixture))
+        let worktree = summary.worktree ?? "?"
+        say("Session \(summary.sessionID) on branch \(summary.branch), in its worktree \(worktree),")
+        say("replaying \(options.fixture)\n")
 
-        let renderer = TranscriptRenderer()
+        var renderer = TranscriptRenderer(cwd: worktree)
         var status = SessionStatus.running
         var denied = false
         while let notification = await notifications.next() {
             switch notification {
             case .events(let id, let events) where id == summary.sessionID:
                 for event in events {
+                    if case .sessionStarted(let started) = event.event { renderer.reportedCwd = started.cwd }
                     if options.json { Output.standardOutput(JSONWriter.string(event.json)) } else if let line = renderer.render(event.event) {
                         say(line)
                     }
@@ -103,16 +134,48 @@ enum DemoCommand {
             say("stops when the host answers differently: that is how fixtures catch a host that changed its behaviour.")
         }
         let (stat, files, patch) = try await host.diff(summary.sessionID, statOnly: false)
-        say("\nThe session's diff against \(project.baseBranch): \(stat.files) files, +\(stat.insertions) −\(stat.deletions)")
+        say("\nThe session's diff against \(project.baseBranch) (in \(worktree)): \(stat.files) files, +\(stat.insertions) −\(stat.deletions)")
         if let patch, !patch.isEmpty { say(patch) }
         for f in files { say("  \(f.path) (\(f.change))") }
         if stat.files == 0 {
-            say("(A replayed agent runs no tools, so its worktree is unchanged; a real agent's would hold hello.txt.)")
+            say("(The recording changed no file: a replayed agent makes only the file changes its recording shows, and runs no commands.)")
         }
-        say("Status: \(status.rawValue). (Run with --keep to look at the worktree, transcript and raw journal afterwards.)")
-        try await host.discard(summary.sessionID, deleteBranch: true)
+        var exit: Int32 = status == .finished ? 0 : 1
+        if status == .finished && stat.files > 0 {
+            exit = try await integrate(host, summary, project: project, say: say)
+        } else {
+            try await host.discard(summary.sessionID, deleteBranch: true, force: true)
+        }
+        say("Status: \(status.rawValue). (Run with --keep to look at the repository, transcript and raw journal afterwards.)")
         await host.shutdown()
-        return status == .finished ? 0 : 1
+        DemoState.host.withLock { $0 = nil }
+        return exit
+    }
+
+    /// `nucleic integrate --squash`, then the new commit as `git log -1 --stat` shows it.
+    static func integrate(_ host: SessionHost, _ summary: SessionSummary, project: ProjectInfo, say: @Sendable (String) -> Void) async throws -> Int32 {
+        say("\nIntegrating it onto \(project.baseBranch) (nucleic integrate \(summary.sessionID.rawValue.prefix(13)) --squash):")
+        switch try await host.integrate(ClientMsg.Integrate(strategy: "squash", sessionID: summary.sessionID)) {
+        case .integrated(let commit, _, _):
+            guard let oid = OID(hex: commit) else { return 1 }
+            let info = try await RepositoryActor.open(project.path).commitInfo(oid)
+            say("commit \(info.id.hex)")
+            say("Author: \(info.author.name) <\(info.author.email)>\n")
+            for line in info.message.split(separator: "\n", omittingEmptySubsequences: false).dropLast() { say("    \(line)".trimmingTrailing()) }
+            say("")
+            let width = info.stat.files.map(\.path.count).max() ?? 0
+            for file in info.stat.files {
+                let changes = file.insertions + file.deletions
+                say(" \(file.path.padding(width)) | \(changes) \(String(repeating: "+", count: min(file.insertions, 40)))\(String(repeating: "-", count: min(file.deletions, 40)))")
+            }
+            say(" \(info.stat)")
+            return 0
+        case .refused(_, _, let message):
+            say("not integrated: \(message)")
+            return 1
+        case .askedAgent:
+            return 1
+        }
     }
 
     /// Asks at the terminal; end of input denies.
@@ -135,6 +198,12 @@ enum DemoCommand {
 }
 
 extension String {
+    func trimmingTrailing() -> String {
+        var s = Substring(self)
+        while let c = s.last, c.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+
     func trimmingCharacters() -> String {
         var s = Substring(self)
         while let c = s.first, c.isWhitespace { s.removeFirst() }

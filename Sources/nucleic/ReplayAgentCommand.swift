@@ -20,6 +20,9 @@ enum ReplayAgentCommand {
         same message type and subtype (Claude) or method (Codex), the same approval decision.
         Request ids are mapped: the host picks its own, answers to the agent's carry the agent's.
         When the recording ends it waits for stdin to close, as the real CLIs do, and exits 0.
+        The file changes the recorded agent reported (Write, Edit, MultiEdit; Codex file
+        changes) are made in the current folder before the line that reports them, so the
+        folder ends with the recorded run's diff; commands are not re-run.
 
         Options:
           --speed recorded   pause between lines by the recorded gaps (the default)
@@ -47,6 +50,7 @@ enum ReplayAgentCommand {
         }
         // A host that stops reading must not kill us mid-line: a failed write is reported instead.
         signal(SIGPIPE, SIG_IGN)
+        let effects = ReplayFileEffects.plan(script)
         var stdin = HostInput()
         var lastActivity = monotonicSeconds()
         while true {
@@ -60,6 +64,11 @@ enum ReplayAgentCommand {
                         let left = due - monotonicSeconds()
                         guard left > 0 else { break }
                         stdin.read(into: &script, timeoutMS: Int32(min(left * 1000, 60_000).rounded(.up)))
+                    }
+                }
+                for effect in effects[output.record] ?? [] {
+                    if let problem = FileEffectWriter.carryOut(effect) {
+                        Output.standardError("replay-agent: \(path) record \(output.record): \(problem)")
                     }
                 }
                 let fd: Int32 = output.stream == .stdout ? 1 : 2
@@ -129,6 +138,11 @@ enum ReplayAgentCommand {
     static func writeLine(_ fd: Int32, _ line: String) -> Bool {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
+        return writeAll(fd, bytes)
+    }
+
+    /// Writes all of `bytes`; false when that fails.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var rest = bytes[...]
         while !rest.isEmpty {
             let n = rest.withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
@@ -142,5 +156,36 @@ enum ReplayAgentCommand {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
+
+/// Makes a recorded file change in the current folder (ReplayFileEffects decides what).
+enum FileEffectWriter {
+    /// nil when done; otherwise what went wrong (the replay goes on: a host under test sees
+    /// the recorded lines whatever the folder holds).
+    static func carryOut(_ effect: ReplayFileEffects.Effect) -> String? {
+        let current = try? FileText.read(effect.path)
+        do {
+            let after = try ReplayFileEffects.apply(effect, to: current)
+            let target = ReplayFileEffects.destination(of: effect)
+            if target != effect.path || after == nil { unlink(effect.path) }
+            guard let after else { return nil }
+            makeParents(target)
+            let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { return "cannot write \(target): \(String(cString: strerror(errno)))" }
+            defer { close(fd) }
+            guard ReplayAgentCommand.writeAll(fd, Array(after.utf8)) else { return "writing \(target) failed: \(String(cString: strerror(errno)))" }
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    private static func makeParents(_ path: String) {
+        var folder = ""
+        for part in path.split(separator: "/").dropLast() {
+            folder += (folder.isEmpty ? "" : "/") + part
+            mkdir(folder, 0o755)
+        }
     }
 }

@@ -33,10 +33,13 @@ enum ServeCommand {
                                    numeric address; off unless asked. The daemon started on
                                    demand takes it from NUCLEIC_LISTEN.
           --orphan-grace SECONDS   end an agent whose daemon has been gone this long (default: never)
+          --idle-timeout TIME      end an agent idle this long (its turn over, nothing pending); the
+                                   next `nucleic send` resumes it: 600, 10m, 1h, or off (default
+                                   10m; NUCLEIC_IDLE_TIMEOUT too)
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed", "approval-timeout", "listen", "orphan-grace"], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed", "approval-timeout", "listen", "orphan-grace", "idle-timeout"], usage: usage)
         guard parsed.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(parsed.positionals[0])'", usage: usage) }
         var maxRunning = 8
         if let text = parsed["max-running"] {
@@ -52,6 +55,10 @@ enum ServeCommand {
         if let text = parsed["orphan-grace"] {
             guard let seconds = Double(text), seconds >= 0 else { throw UsageError(message: "--orphan-grace takes seconds", usage: usage) }
             orphanGrace = seconds
+        }
+        let idleTimeout: Duration?
+        do { idleTimeout = try IdleTimeout.parse(parsed["idle-timeout"] ?? ProcessEnvironment.value("NUCLEIC_IDLE_TIMEOUT")) } catch {
+            throw UsageError(message: error.message, usage: usage)
         }
         let speed = parsed["replay-speed"] ?? "recorded"
         guard ["recorded", "max"].contains(speed) else { throw UsageError(message: "--replay-speed is recorded or max", usage: usage) }
@@ -69,7 +76,7 @@ enum ServeCommand {
         let adapters = try AdapterCatalog.load()
         let configuration = SessionHost.Configuration(
             home: home, adapters: adapters, selfExecutable: SelfExecutable.path, maxRunning: maxRunning, replaySpeed: speed,
-            approvalTimeout: approvalTimeout, orphanGrace: orphanGrace)
+            approvalTimeout: approvalTimeout, orphanGrace: orphanGrace, idleTimeout: idleTimeout)
         let status = runBlocking { () async throws -> Int32 in
             // The socket's lock first: it makes this the only daemon of this home, before any
             // shim is adopted (two daemons starting at once must not share the sessions out).
@@ -136,7 +143,8 @@ actor Shutdown {
         started = true
         HostLog.info("shutting down (\(reason))\(killSessions ? "" : "; sessions keep running")")
         remote?.close()
-        await host.shutdown(killSessions: killSessions)
+        await host.shutdown(killSessions: killSessions,
+                            killReason: killSessions ? "the agent was killed by `nucleic stop-daemon --kill-sessions`" : nil)
         listener.close()
         done = true
         for waiter in waiters { waiter.resume() }

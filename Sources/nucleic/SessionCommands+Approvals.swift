@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import NucleicProtocol
 import NucleicRuntime
 
@@ -60,6 +61,39 @@ extension SessionCommands {
         return 0
     }
 
+    /// `log --follow` at a terminal: asks for `approval` and sends the answer. An empty line (or
+    /// the end of input) leaves it pending; a race lost to another client says what won.
+    static func answerInline(_ approval: ApprovalRequest, _ client: DaemonClient) async {
+        let id = short(approval.id.rawValue)
+        let hint = approval.question == nil ? "[y]es / [n]o / a reason to deny" : "a number, a label or your own answer / [n]o to decline"
+        Output.write(1, "answer \(id): \(hint) (empty: later) › ")
+        let line: String? = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: readLine()) }
+        }
+        guard let text = line?.trimmingCharacters(), !text.isEmpty else {
+            Output.standardOutput("  left pending: `nucleic approve \(id)` / `deny` / `answer` later")
+            return
+        }
+        let decision: Decision
+        if approval.question != nil && !["n", "no"].contains(text.lowercased()) {
+            do { decision = try answers([text], to: approval, "") } catch {
+                Output.standardOutput("  \(error); left pending")
+                return
+            }
+        } else {
+            switch text.lowercased() {
+            case "y", "yes": decision = .allow
+            case "n", "no": decision = .deny(message: "")
+            default: decision = .deny(message: text)
+            }
+        }
+        do {
+            _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision))
+        } catch {
+            Output.standardOutput("  \(error)")
+        }
+    }
+
     static func isShell(_ toolName: String) -> Bool { toolName == "Bash" || toolName == "exec_command" }
 
     /// `command`, `tool`, or a rule in Claude Code's syntax.
@@ -84,28 +118,37 @@ extension SessionCommands {
         }
     }
 
-    /// `--answer LABEL` for a single question; `--answer "QUESTION=LABEL"` for each of several.
+    /// `--answer CHOICE` for a single question; `--answer "QUESTION=CHOICE"` for each of several
+    /// (QUESTION: its text or its number). A choice is an option's number, its label in any
+    /// case, or free text where the agent takes an answer of its own (QuestionAnswer).
     static func answers(_ values: [String], to approval: ApprovalRequest, _ usage: String) throws -> Decision {
         guard let question = approval.question else {
             throw CommandError(message: "\(short(approval.id.rawValue)) is not a question; approve or deny it")
         }
-        var answers: [String: [String]] = [:]
+        var given: [String: [String]] = [:]
         if question.questions.count == 1 {
-            answers[question.questions[0].question] = values
+            given[question.questions[0].question] = values
         } else {
             for value in values {
                 guard let eq = value.firstIndex(of: "=") else {
-                    throw UsageError(message: "this approval asks \(question.questions.count) questions: give --answer \"QUESTION=LABEL\" for each", usage: usage)
+                    throw UsageError(message: "this approval asks \(question.questions.count) questions: give \"QUESTION=CHOICE\" for each (QUESTION: its text or number)", usage: usage)
                 }
-                answers[String(value[..<eq]), default: []].append(String(value[value.index(after: eq)...]))
+                var key = String(value[..<eq])
+                if let number = Int(key), number >= 1, number <= question.questions.count { key = question.questions[number - 1].question }
+                given[key, default: []].append(String(value[value.index(after: eq)...]))
             }
         }
+        var answers: [String: [String]] = [:]
         for item in question.questions {
-            guard let chosen = answers[item.question] else { throw CommandError(message: "no answer for \"\(item.question)\"") }
-            let labels = item.options.map(\.label)
-            for label in chosen where !labels.contains(label) {
-                throw CommandError(message: "\"\(label)\" is not an option of \"\(item.question)\" (options: \(labels.joined(separator: ", ")))")
-            }
+            guard let chosen = given[item.question] else { throw CommandError(message: "no answer for \"\(item.question)\"") }
+            do throws(ShapeError) {
+                // Several words for a single choice are one answer ("Other" text typed unquoted).
+                var labels: [String] = []
+                for choice in item.multiSelect ? chosen : [chosen.joined(separator: " ")] {
+                    labels += try QuestionAnswer.resolve(choice, for: item)
+                }
+                answers[item.question] = labels
+            } catch { throw CommandError(message: error.message) }
         }
         return .answer(answers: answers)
     }

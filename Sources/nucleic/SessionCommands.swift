@@ -25,17 +25,23 @@ enum SessionCommands {
             --plan starts Codex turns in its Plan mode (where it asks questions).
             """,
         "ls": "usage: nucleic ls [--all] [--json]\n\nSessions in attention order: NEEDS YOU, RUNNING, DONE (--all: with the archived).",
-        "show": "usage: nucleic show SESSION [--json]\n\nOne session's summary and pending approvals.",
+        "show": "usage: nucleic show SESSION [--json]\n\nOne session's summary (its worktree and branch, its diff stat) and pending approvals.",
         "log": """
             usage: nucleic log SESSION [--follow] [--since SEQ] [--json]
 
-            The session's transcript, readable (--json: the events). --follow keeps printing new
-            events until interrupted; --since starts after that seq.
+            The session's transcript, readable (--json: the events): each approval with its id and
+            what it decides (a Write's content and an Edit's change as a diff, a command in full,
+            a question's options, numbered). --follow keeps printing new events until interrupted;
+            at a terminal it asks for each approval as it comes (y, n, a reason to deny, or for a
+            question a number, a label or your own text; an empty line leaves it for later).
+            --since starts after that seq.
             """,
         "approvals": """
             usage: nucleic approvals [--json]
 
-            Pending approvals across sessions, oldest first: the tool and what it would do, its risk
+            Pending approvals across sessions, oldest first: what each decides (a Write's content
+            and an Edit's change as a diff, cut with a count when long; a command in full; a
+            question's options, numbered), its risk
             (readOnly < write < execute < unknown < network < hostExec < destructive), what the
             backend can take (an edited input, answers), and the "allow always" scopes offered.
             """,
@@ -63,8 +69,11 @@ enum SessionCommands {
         "answer": """
             usage: nucleic answer APPROVAL CHOICE...
 
-            Answers an agent's question with one of its options (several for a multiple-choice
-            question). When it asks several questions, give "QUESTION=CHOICE" for each.
+            Answers an agent's question: CHOICE is an option's number (as `nucleic approvals`
+            shows them), its label in any case, or your own text where the agent takes one
+            (Claude Code always does). A multiple-choice question takes several (or "1,3"). When
+            it asks several questions, give "QUESTION=CHOICE" for each (QUESTION: its text or
+            number).
             """,
         "rules": """
             usage: nucleic rules ls [--project P] [--json]
@@ -82,19 +91,28 @@ enum SessionCommands {
             """,
         "send": "usage: nucleic send SESSION TEXT\n\nSends a follow-up (resuming the agent if it is no longer running).",
         "interrupt": "usage: nucleic interrupt SESSION\n\nStops the session's current turn.",
-        "diff": "usage: nucleic diff SESSION [--stat] [--json]\n\nThe session's changes against its base, uncommitted and untracked files included.",
-        "discard": """
-            usage: nucleic discard SESSION [--delete-branch]
+        "diff": """
+            usage: nucleic diff SESSION [--stat] [--json]
 
-            Stops the agent and removes the worktree. The branch is kept unless --delete-branch;
-            the transcript is always kept.
+            The session's own changes: from the point its branch left the base (as `git diff
+            base...branch`), uncommitted and untracked files included. What the base gained since
+            (another session's integration) is not shown.
+            """,
+        "discard": """
+            usage: nucleic discard SESSION [--delete-branch [--force]]
+
+            Stops the agent, commits the worktree's uncommitted work onto the session branch (as
+            you, from git's user.name and user.email, with the agent as co-author; the commit id
+            is printed), and removes the worktree. The branch is kept unless --delete-branch,
+            which refuses when the branch holds work that is not on the base, unless --force.
+            The transcript is always kept.
             """,
         "integrate": """
             usage: nucleic integrate SESSION --merge | --rebase | --squash [--message M] [--no-ff] [--keep] [--interrupt]
                    nucleic integrate SESSION --resolve-with-agent
 
             Brings the session's work onto its base branch: its uncommitted and untracked files are
-            first committed to the session branch (author Nucleic, a Nucleic-Session trailer), then
+            first committed to the session branch, then
               --merge    fast-forward when possible (--no-ff: always a merge commit)
               --rebase   the session's commits replayed onto the base tip
               --squash   one commit: the title, the prompt and the files changed (or --message M)
@@ -103,6 +121,9 @@ enum SessionCommands {
             at paths the integration changes). --resolve-with-agent asks the agent to bring its
             branch up to date and resolve them; integrate again afterwards. Afterwards the worktree
             is removed and the branch deleted unless --keep; the transcript stays.
+            Every commit is yours (git's user.name and user.email; refused when they are not set),
+            with the session's title as subject, the agent as a Co-authored-by trailer and a
+            Nucleic-Session trailer.
             """,
         "overlap": "usage: nucleic overlap [PROJECT] [--json]\n\nFiles that two or more live sessions have both touched, before they conflict.",
         "export-fixture": "usage: nucleic export-fixture SESSION\n\nPrints the session's raw journal: a fixture `nucleic replay-agent` can play.",
@@ -184,6 +205,14 @@ enum SessionCommands {
     }
 
     static func short(_ id: String) -> String { String(id.prefix(13)) }
+
+    /// Each session's worktree, for showing paths relative to it.
+    static func sessionWorktrees(_ client: DaemonClient) async throws -> [SessionID: String] {
+        guard case .sessionList(let sessions) = try await client.request(.listSessions(includeArchived: false)).body else { return [:] }
+        var out: [SessionID: String] = [:]
+        for s in sessions { if let w = s.worktree { out[s.sessionID] = w } }
+        return out
+    }
 
     // MARK: Commands
 
@@ -278,10 +307,14 @@ enum SessionCommands {
             status    \(summary.status.rawValue)
             project   \(summary.projectName)   backend \(summary.backend)
             branch    \(summary.branch)
+            worktree  \(summary.worktree ?? "(removed)")
             events    \(summary.lastSeq)   updated \(summary.updatedAt)
             """)
         if let d = summary.diffStat { Output.standardOutput("diff      \(d.files) files, +\(d.insertions) −\(d.deletions)") }
-        for a in approvals { Output.standardOutput("pending   \(short(a.id.rawValue))  \(a.toolName) \(TranscriptRenderer().summary(of: a.input))  [\(a.risk.rawValue)]") }
+        for a in approvals {
+            Output.standardOutput("pending   \(short(a.id.rawValue))  [\(a.risk.rawValue)]")
+            for line in ApprovalContent(a, cwd: summary.worktree).lines { Output.standardOutput("    " + line) }
+        }
         return 0
     }
 
@@ -295,9 +328,10 @@ enum SessionCommands {
         }
         let client = try await DaemonClient.connect()
         let summary = try await resolveSession(reference, client)
-        let renderer = TranscriptRenderer()
+        var renderer = TranscriptRenderer(cwd: summary.worktree)
         func emit(_ events: [SequencedEvent]) {
             for e in events {
+                if case .sessionStarted(let started) = e.event { renderer.reportedCwd = started.cwd }
                 if parsed.flag("json") { json(e.json) } else if let line = renderer.render(e.event) { Output.standardOutput(line) }
             }
         }
@@ -306,8 +340,20 @@ enum SessionCommands {
         }
         emit(backlog)
         guard parsed.flag("follow") else { return 0 }
+        // At a terminal, each approval can be answered where it shows (as the demo does).
+        let inline = !parsed.flag("json") && isatty(0) == 1
+        if inline {
+            for approval in try await pending(client) where approval.sessionID == summary.sessionID {
+                await answerInline(approval, client)
+            }
+        }
         for await message in client.pushed {
-            if case .events(let id, let events) = message.body, id == summary.sessionID { emit(events) }
+            switch message.body {
+            case .events(let id, let events) where id == summary.sessionID: emit(events)
+            case .approvalRequested(let approval) where inline && approval.sessionID == summary.sessionID:
+                await answerInline(approval, client)
+            default: break
+            }
         }
         return 0
     }
@@ -319,17 +365,19 @@ enum SessionCommands {
         let list = try await pending(client)
         if parsed.flag("json") { json(.array(list.map(\.json))); return 0 }
         if list.isEmpty { Output.standardOutput("no pending approvals"); return 0 }
+        let worktrees = try await sessionWorktrees(client)
         for a in list {
-            let what = a.question.map { $0.questions.map(\.question).joined(separator: " / ") } ?? TranscriptRenderer().summary(of: a.input)
-            Output.standardOutput("\(short(a.id.rawValue))  \(a.risk.rawValue.padding(11))  \(a.toolName)  \(what)  (session \(short(a.sessionID?.rawValue ?? "?")))")
-            Output.standardOutput("               \(allowed(a))")
+            let card = ApprovalContent(a, cwd: a.sessionID.flatMap { worktrees[$0] })
+            Output.standardOutput("\(short(a.id.rawValue))  \(a.risk.rawValue.padding(11))  \(card.headline)  (session \(short(a.sessionID?.rawValue ?? "?")))")
+            for line in card.body + (card.omittedLines > 0 ? [card.lines.last!] : []) { Output.standardOutput("    " + line) }
+            Output.standardOutput("    → \(allowed(a))")
         }
         return 0
     }
 
     /// What can be answered: the decisions the backend takes and the "always" scopes offered.
     static func allowed(_ a: ApprovalRequest) -> String {
-        if a.question != nil { return "answer: nucleic answer \(short(a.id.rawValue)) CHOICE…  (or deny)" }
+        if a.question != nil { return "answer: nucleic answer \(short(a.id.rawValue)) NUMBER|LABEL…  (or deny)" }
         var parts = ["allow", a.capabilities.canModifyToolInput ? "allow with an edited input" : "no edited input (the backend cannot take one)",
                      "deny with a message"]
         let scopes = a.offeredScopes.map { scope -> String in
@@ -382,12 +430,21 @@ enum SessionCommands {
     }
 
     static func discard(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["delete-branch"], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["delete-branch", "force"], usage: usage)
         let reference = try positionals(parsed, ["SESSION"], usage)[0]
+        if parsed.flag("force") && !parsed.flag("delete-branch") { throw UsageError(message: "--force goes with --delete-branch", usage: usage) }
         let client = try await DaemonClient.connect()
         let summary = try await resolveSession(reference, client)
-        _ = try await client.request(.discard(sessionID: summary.sessionID, deleteBranch: parsed.flag("delete-branch")))
-        Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); branch \(summary.branch) \(parsed.flag("delete-branch") ? "deleted" : "kept")")
+        guard case .discarded(_, let branch, let snapshot, let deleted) = try await client.request(
+            .discard(sessionID: summary.sessionID, deleteBranch: parsed.flag("delete-branch"), force: parsed.flag("force"))).body
+        else { throw CommandError(message: "unexpected reply to discard") }
+        if deleted {
+            Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); branch \(branch) deleted")
+        } else if let snapshot {
+            Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); its uncommitted work is commit \(snapshot.prefix(12)) on branch \(branch), kept")
+        } else {
+            Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); branch \(branch) kept (nothing was left uncommitted)")
+        }
         return 0
     }
 

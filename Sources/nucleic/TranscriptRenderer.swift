@@ -4,12 +4,18 @@ import NucleicProtocol
 /// (the complete text follows them), long outputs cut.
 struct TranscriptRenderer {
     var maximumOutputLines = 6
+    /// The session's worktree: paths in approval cards are shown relative to it.
+    var cwd: String?
+    /// The folder the agent reports working in, when it differs (a replayed recording's).
+    var reportedCwd: String?
 
     func render(_ event: AgentEvent) -> String? {
         switch event {
         case .sessionStarted(let s):
             let model = s.model.map { " (\($0))" } ?? ""
-            return "▶ \(s.backend)\(model) started in \(s.cwd ?? "?")"
+            // Where it runs now: a replayed session reports the recording's folder.
+            guard let cwd, s.cwd != cwd else { return "▶ \(s.backend)\(model) started in \(s.cwd ?? "?")" }
+            return "▶ \(s.backend)\(model) started in \(cwd)" + (s.cwd.map { " (recorded in \($0))" } ?? "")
         case .userInput(let text):
             return "you › \(text)"
         case .assistantText(let text, false):
@@ -25,12 +31,11 @@ struct TranscriptRenderer {
             let output = result.output.map { $0.isEmpty ? "" : "\n" + indent(cut($0, lines: maximumOutputLines)) } ?? ""
             return "  \(mark) \(result.status.rawValue)\(result.exitCode.map { " (exit \($0))" } ?? "")\(output)"
         case .approvalRequested(let a):
-            if let question = a.question {
-                return question.questions.map { q in
-                    "? \(q.question)\n" + q.options.map { "    • \($0.label)\($0.description.map { " — \($0)" } ?? "")" }.joined(separator: "\n")
-                }.joined(separator: "\n")
-            }
-            return "? approval: \(a.toolName) \(summary(of: a.input))  [risk: \(a.risk.rawValue)]"
+            // The card every client shows (ApprovalContent): the diff, the command, the options.
+            let card = ApprovalContent(a, cwd: cwd, otherRoots: reportedCwd.map { [$0] } ?? [], maximumLines: 24)
+            let kind = a.question == nil ? "approval" : "question"
+            let head = "? \(kind) \(a.id.rawValue.prefix(13)): \(card.headline)" + (a.question == nil ? "  [risk: \(a.risk.rawValue)]" : "")
+            return ([head] + card.lines.dropFirst().map { "    " + $0 }).joined(separator: "\n")
         case .approvalResolved(let r):
             let who = r.decidedBy == "recorded" ? "as recorded" : "by \(r.decidedByLabel ?? r.decidedBy)"
             return "  → \(describe(r.decision)) \(who)"
@@ -53,14 +58,8 @@ struct TranscriptRenderer {
     }
 
     func describe(_ decision: Decision) -> String {
-        switch decision {
-        case .allow: "allowed"
-        case .allowModified(let input): "allowed with a modified input \(summary(of: input))"
-        case .deny(let message): message.isEmpty ? "denied" : "denied: \(message)"
-        case .cancel: "cancelled"
-        case .answer(let answers): "answered " + answers.keys.sorted().map { "\($0): \(answers[$0]!.joined(separator: ", "))" }.joined(separator: "; ")
-        case .allowAlways(let scope): "allowed always (\(JSONWriter.string(scope.json)))"
-        }
+        if case .allowModified(let input) = decision { return "allowed with a modified input \(summary(of: input))" }
+        return decision.summary
     }
 
     /// A tool input in one line: the command or path when there is one, else compact JSON.

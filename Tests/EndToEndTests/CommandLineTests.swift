@@ -116,10 +116,18 @@ import Testing
     @Test func theDemoRunsASessionAndAsksForTheApproval() async throws {
         let run = try await nucleic(["demo", "--fast", "--yes"])
         #expect(run.status == .exited(0), "\(run.stderr)")
-        for expected in ["Scratch repository", "? approval: Bash echo hello > hello.txt", "→ allowed by user:demo", "■ run finished",
-                         "The session's diff against main", "Status: finished"] {
+        for expected in ["Scratch repository", "in its worktree ", "(recorded in /tmp/nucleic-fixture/repo)",
+                         ": Write notes.txt  [risk:", "    +from the mock", "→ allowed by user:demo", "■ run finished",
+                         "The session's diff against main", "+++ b/notes.txt", "nucleic integrate", "--squash",
+                         "Author: Nucleic Demo <demo@nucleic.invalid>", "Co-authored-by: Claude Code (claude-opus-5-5) <noreply@anthropic.com>",
+                         " notes.txt | 1 +", " 1 file changed, 1 insertion(+)", "Status: finished"] {
             #expect(run.stdout.contains(expected), "\(run.stdout)")
         }
+        // The worktree the demo names is where the session ran (and the folder is gone afterwards).
+        let worktree = try #require(run.stdout.split(separator: "\n").first { $0.contains("in its worktree ") }
+            .map { String($0.split(separator: " ").last!.dropLast()) })
+        #expect(worktree.contains("/nucleic/worktrees/shop/"))
+        #expect(!FileManager.default.fileExists(atPath: worktree))
         // Asked at the terminal: a reason denies, and the replay stops at the divergence, explained.
         let denied = try await nucleic(["demo", "--fast"], stdin: Array("not now\n".utf8))
         #expect(denied.status == .exited(1))

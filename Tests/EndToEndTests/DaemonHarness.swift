@@ -34,8 +34,9 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
         let repo = root + "/shop"
         try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
         try "# shop\n".write(toFile: repo + "/README.md", atomically: true, encoding: .utf8)
-        for args in [["init", "-q", "-b", "main"], ["add", "README.md"],
-                     ["-c", "user.name=Nucleic Tests", "-c", "user.email=tests@localhost", "commit", "-qm", "initial"]] {
+        // A repository-local identity, as users have one: the commits Nucleic writes are made as it.
+        for args in [["init", "-q", "-b", "main"], ["config", "user.name", "Nucleic Tests"], ["config", "user.email", "tests@localhost"],
+                     ["add", "README.md"], ["commit", "-qm", "initial"]] {
             try await Git.run(args, in: repo)
         }
         var environment = ProcessInfo.processInfo.environment

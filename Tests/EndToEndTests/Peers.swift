@@ -85,8 +85,9 @@ struct ScratchRepository {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-e2e-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try "# scratch\n".write(toFile: "\(path)/README.md", atomically: true, encoding: .utf8)
-        for args in [["init", "-q", "-b", "main"], ["add", "README.md"],
-                     ["-c", "user.name=Nucleic Tests", "-c", "user.email=tests@localhost", "commit", "-qm", "initial"]] {
+        // A repository-local identity, as users have one: the commits Nucleic writes are made as it.
+        for args in [["init", "-q", "-b", "main"], ["config", "user.name", "Nucleic Tests"], ["config", "user.email", "tests@localhost"],
+                     ["add", "README.md"], ["commit", "-qm", "initial"]] {
             try git(args, in: path)
         }
         return ScratchRepository(path: path)

@@ -37,6 +37,10 @@ import Testing
         #expect(run.refusals.isEmpty, "\(path): the codec refused \(run.refusals)")
         #expect(run.fallbacks.isEmpty == (Self.beyondTheCodec[path] == nil), "\(path): decisions sent as recorded: \(run.fallbacks)")
         #expect(run.writeFailures.isEmpty, "\(path): \(run.writeFailures)")
+        // The folder holds the recorded run's file changes, as the agent reported them.
+        let recorded = try RecordedFiles.changes(plan.fixture)
+        #expect(Set(run.files.keys) == Set(recorded.compactMap { $0.value == nil ? nil : $0.key }), "\(path): \(run.files.keys.sorted())")
+        for (file, content) in run.files { #expect(try RecordedFiles.blobID(content) == recorded[file] ?? nil, "\(path): \(file)") }
         // Every agent line came, and the turns ended as recorded.
         #expect(run.agentLines.count == plan.outCount, "\(path)")
         #expect(run.runs.map(\.isError) == plan.runs.map(\.isError), "\(path)")
@@ -248,12 +252,18 @@ struct ReplayRun {
     var fallbacks: [String] = []
     var writeFailures: [String] = []
     var stepsDone = 0
+    /// What the replay agent left in its working folder, path → content.
+    var files: [String: String] = [:]
 
     var runs: [RunFinished] { events.compactMap { if case .runFinished(let r) = $0 { r } else { nil } } }
 
     static func run(_ plan: HostPlan, speed: String = "max", timeout: Duration = .seconds(30)) async throws -> ReplayRun {
+        // A folder of its own: the replay agent makes the recorded file changes where it runs.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-replay-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let process = try ChildProcess.spawn(
-            executable: NucleicBinary.path, arguments: ["replay-agent", plan.fixturePath, "--speed", speed])
+            executable: NucleicBinary.path, arguments: ["replay-agent", plan.fixturePath, "--speed", speed], workingDirectory: folder)
         let watchdog = Task {
             try await Task.sleep(for: timeout)
             _ = await process.terminate(grace: .seconds(2))
@@ -275,7 +285,7 @@ struct ReplayRun {
         return ReplayRun(
             status: status, stderr: String(decoding: await stderrBytes, as: UTF8.self), events: host.events,
             agentLines: host.agentLines, hostLines: host.hostLines, refusals: host.refusals,
-            fallbacks: host.fallbacks, writeFailures: host.writeFailures, stepsDone: host.next)
+            fallbacks: host.fallbacks, writeFailures: host.writeFailures, stepsDone: host.next, files: try RecordedFiles.read(folder))
     }
 
     /// The host's side: the live codec and the plan's steps, done as the agent's lines come.

@@ -345,7 +345,8 @@ import NucleicProtocol
             #expect(approval.toolName == "request_user_input" && approval.risk == .readOnly && approval.offeredScopes.isEmpty)
             #expect(approval.question == StructuredQuestion(questions: [.init(
                 id: "db_choice", header: "Database", question: "Which database should the tests use?",
-                options: [.init(label: "SQLite (Recommended)", description: "Fast and needs no server."), .init(label: "Postgres", description: "Closest to production.")])]))
+                options: [.init(label: "SQLite (Recommended)", description: "Fast and needs no server."), .init(label: "Postgres", description: "Closest to production.")],
+                allowsOther: true)]))  // the request says `isOther: true`
             return try c.send(.decide(approval.id, decision), now: now).lines.map(parse)
         }
         let native: [JSONValue] = [["id": 2, "result": ["answers": ["db_choice": ["answers": ["Postgres"]]]]]]

@@ -73,7 +73,7 @@ import Testing
         #expect(try f.rev(s.branch) == snapshot.hex)
         #expect(try f.rev("\(snapshot.hex)^") == committedTip)
         #expect(try GitCLI.ok(["log", "-1", "--format=%an <%ae>|%s|%(trailers:key=Nucleic-Session,valueonly)", snapshot.hex], in: f.repoPath)
-                == "Nucleic <nucleic@localhost>|Snapshot of session snap|snap\n\n")
+                == "Nucleic <nucleic@localhost>|Work of a Nucleic session|snap\n\n")
         #expect(try GitCLI.ok(["diff", "--name-status", committedTip, snapshot.hex], in: f.repoPath)
                 == "D\tREADME.md\nA\tnew/deep/untracked.txt\nM\tsrc/price.swift\n")
         #expect(try GitCLI.ok(["ls-tree", "-r", "--name-only", "main"], in: f.repoPath).split(separator: "\n").allSatisfy { !$0.hasSuffix(".log") && !$0.hasPrefix("build/") })

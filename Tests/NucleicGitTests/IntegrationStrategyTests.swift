@@ -37,13 +37,14 @@ import Testing
         #expect(!integration.fastForward && integration.createdCommits == [integration.newTip])
         #expect(try GitCLI.ok(["rev-list", "--parents", "-1", "main"], in: f.repoPath) == "\(integration.newTip.hex) \(before) \(tip)\n")
         #expect(try GitCLI.ok(["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s|%(trailers:key=Nucleic-Session,valueonly)", "main"], in: f.repoPath)
-                == "Nucleic <nucleic@localhost>|Nucleic <nucleic@localhost>|Merge branch 'nucleic/noff' into main|noff\n\n")
+                == "Nucleic <nucleic@localhost>|Nucleic <nucleic@localhost>|Work of a Nucleic session|noff\n\n")
+        #expect(try GitCLI.ok(["log", "-1", "--format=%b", "main"], in: f.repoPath).hasPrefix("Merge branch 'nucleic/noff' into main.\n"))
         #expect(try f.rev("main^{tree}") == f.rev("\(tip)^{tree}"))
         // The reflog entry is signed explicitly too (libgit2 would write "unknown" here).
         #expect(try GitCLI.ok(["log", "-g", "-1", "--format=%gn <%ge>|%gs", "main"], in: f.repoPath)
                 == "Nucleic <nucleic@localhost>|nucleic: integrate nucleic/noff (merge --no-ff, session noff)\n")
         #expect(try GitCLI.ok(["log", "--graph", "--format=%s", "main"], in: f.repoPath)
-                == "*   Merge branch 'nucleic/noff' into main\n|\\  \n| * add tax\n|/  \n* second\n* first\n")
+                == "*   Work of a Nucleic session\n|\\  \n| * add tax\n|/  \n* second\n* first\n")
         #expect(try f.status() == "")
         #expect(try f.read("src/tax.swift") == "let tax = 0.2\n")
         try GitCLI.expectFsckClean(f.repoPath)
@@ -238,7 +239,7 @@ import Testing
                 == "Title\n\nBody.\n\nCo-authored-by: A <a@x>\nNucleic-Session: s\n")
         #expect(IntegrationMessage.withSessionTrailer("Title: with a colon", sessionID: "s") == "Title: with a colon\n\nNucleic-Session: s\n")
         #expect(IntegrationMessage.withSessionTrailer("Title\n\nNucleic-Session: s", sessionID: "s") == "Title\n\nNucleic-Session: s\n")
-        #expect(IntegrationMessage.squash("  \n", sessionID: "s") == "Integrate session s\n\nNucleic-Session: s\n")
+        #expect(IntegrationMessage.squash("  \n", sessionID: "s") == "Work of a Nucleic session\n\nNucleic-Session: s\n")
     }
 }
 

@@ -17,7 +17,8 @@ import Testing
             let repo = root + "/shop"
             try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
             try "# shop\n".write(toFile: repo + "/README.md", atomically: true, encoding: .utf8)
-            for args in [["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=T", "-c", "user.email=t@x", "commit", "-qm", "initial"]] {
+            for args in [["init", "-q", "-b", "main"], ["config", "user.name", "T"], ["config", "user.email", "t@x"], ["add", "."],
+                         ["commit", "-qm", "initial"]] {
                 try git(args, in: repo)
             }
             return Setup(root: root, repo: repo)
@@ -192,7 +193,8 @@ import Testing
         #expect(paths == ["notes.txt"])
         #expect(try Setup.git(["rev-parse", "main"], in: setup.repo).hasPrefix(commit))
         let message = try Setup.git(["log", "-1", "--format=%an%n%B", "main"], in: setup.repo)
-        #expect(message.hasPrefix("Nucleic\nAdd notes\n") && message.contains("Nucleic-Session: \(first.sessionID.rawValue)"), "\(message)")
+        #expect(message.hasPrefix("T\nAdd notes\n") && message.contains("Nucleic-Session: \(first.sessionID.rawValue)"), "\(message)")
+        #expect(message.contains("Co-authored-by: Claude Code (claude-opus-5-5) <noreply@anthropic.com>"), "\(message)")
         #expect(FileManager.default.fileExists(atPath: setup.repo + "/notes.txt"), "the user's checkout of main moved along")
         #expect(!FileManager.default.fileExists(atPath: worktree))
         #expect(try await host.summary(first.sessionID).status == .integrated)
