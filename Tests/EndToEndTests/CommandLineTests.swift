@@ -134,4 +134,41 @@ import Testing
         #expect(denied.stdout.contains("→ denied: not now by user:demo") && denied.stdout.contains("A replayed agent can only follow its recording"),
                 "\(denied.stdout)")
     }
+
+    /// Ctrl-C while the demo waits at its approval: the agent (and its shim) end, the folder goes.
+    @Test func ctrlCInTheDemoLeavesNoProcessAndNoFolder() async throws {
+        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: ["demo"], environment: ProcessInfo.processInfo.environment)
+        async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
+        var output = ""
+        var root: String?
+        for await chunk in process.stdout {
+            output += String(decoding: chunk, as: UTF8.self)
+            if root == nil, let line = output.split(separator: "\n").first(where: { $0.hasPrefix("Scratch repository ") }) {
+                root = line.split(separator: " ")[2].split(separator: "/").dropLast().map(String.init).reduce("") { $0 + "/" + $1 }
+            }
+            if output.contains("[Y]es / [n]o") { break }  // waiting at the approval, the agent running
+        }
+        let folder = try #require(root, "\(output)")
+        #expect(FileManager.default.fileExists(atPath: folder))
+        #expect(!Self.processes(under: folder).isEmpty, "the agent runs in the scratch folder")
+        _ = try process.signal(SIGINT, group: false)
+        let status = await process.wait()
+        _ = await err
+        #expect(status == .exited(130), "\(status)")
+        #expect(!FileManager.default.fileExists(atPath: folder), "the scratch folder is removed")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(Self.processes(under: folder).isEmpty, "\(Self.processes(under: folder))")
+    }
+
+    /// Live processes whose working folder or arguments name `folder`.
+    static func processes(under folder: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return names.filter { $0.allSatisfy(\.isNumber) }.compactMap { pid in
+            let cwd = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd")) ?? ""
+            let arguments = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: ")").last?.split(separator: " ").first
+            guard state != "Z", cwd.hasPrefix(folder) || arguments.contains(folder) else { return nil }
+            return "\(pid) \(arguments.replacingOccurrences(of: "\0", with: " "))"
+        }
+    }
 }

@@ -103,4 +103,21 @@ import Testing
         #expect(cleanOutcome.branchDeleted && cleanOutcome.snapshot == nil)
         await host.shutdown()
     }
+
+    @Test func theLoserOfARaceHearsTheWinningAnswer() async throws {
+        let setup = try Setup.make()
+        defer { setup.remove() }
+        let host = try await setup.host()
+        var notifications = await host.listen().makeAsyncIterator()
+        _ = try await host.addProject(path: setup.repo, name: "shop")
+        _ = try await host.startSession(.init(prompt: "x", backend: "replay", fixture: fixture("claude/tool-allow.jsonl")))
+        var approval: ApprovalRequest?
+        while let n = await notifications.next() { if case .approvalRequested(let a) = n { approval = a; break } }
+        let id = try #require(approval).id
+        try await host.respond(id, .allow, decidedBy: "user:first", label: "the terminal")
+        await #expect { try await host.respond(id, .deny(message: "no"), decidedBy: "device:phone", label: "phone") } throws: {
+            "\($0)".contains("already answered by the terminal: allowed")
+        }
+        await host.shutdown()
+    }
 }
