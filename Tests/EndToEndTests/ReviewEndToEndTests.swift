@@ -1,5 +1,6 @@
 import Foundation
 import NucleicProtocol
+import NucleicRuntime
 import NucleicTestSupport
 import Testing
 
@@ -86,6 +87,30 @@ import Testing
             #expect(notices.contains { $0.1 == "killed" && $0.0.contains("stop-daemon --kill-sessions") }, "\(notices)")
             #expect(events.contains { if case .statusChanged(.awaitingInput, let reason) = $0.event { reason?.contains("killed") == true } else { false } })
             #expect(!events.contains { if case .statusChanged(.finished, _) = $0.event { true } else { false } })
+        }
+    }
+
+    /// `log --follow` at a terminal (a pty from `script`) shows the approval with its id and card,
+    /// and answers it inline.
+    @Test func logFollowAnswersAnApprovalInline() async throws {
+        try await DaemonHarness.with { d in
+            let id = try await d.start("write the notes", ["--backend", "replay", "--fixture", Self.edit])
+            let approval = try await d.approval(id)
+            let process = try ChildProcess.spawn(
+                executable: "/usr/bin/script", arguments: ["-qfec", "'\(NucleicBinary.path)' log \(id) --follow", "/dev/null"],
+                environment: d.environment, workingDirectory: d.root)
+            var output = ""
+            for await chunk in process.stdout {
+                output += String(decoding: chunk, as: UTF8.self)
+                if output.contains("(empty: later) ›") { break }
+            }
+            #expect(output.contains("? approval \(approval.id.rawValue.prefix(13)): Write notes.txt  [risk:"), "\(output)")
+            #expect(output.contains("+from the mock"), "\(output)")
+            try await process.write(Array("y\n".utf8))
+            #expect(try await d.waitFor(id, ["finished", "error"]) == "finished")
+            let resolved = try await d.events(id).compactMap { if case .approvalResolved(let r) = $0.event { r.decision } else { nil } }
+            #expect(resolved == [.allow])
+            _ = await process.terminate(grace: .seconds(2))
         }
     }
 
