@@ -1,10 +1,11 @@
+/// Why a snapshot commit is made, which its message says: before an integration, or before a
+/// discarded session's worktree is removed.
+public enum SnapshotPurpose: Sendable, Hashable { case integration, discard }
+
 /// Commit messages the integrator writes: the session's subject, `Co-authored-by:` trailers for
 /// its agent and the `Nucleic-Session` trailer.
-public enum IntegrationMessage {
+enum IntegrationMessage {
     static let trailerKey = "Nucleic-Session"
-
-    /// Why a snapshot is taken, for its body.
-    public enum SnapshotPurpose: Sendable { case integration, discard }
 
     /// The snapshot commit of a session worktree's uncommitted work.
     static func snapshot(sessionID: String, attribution: SessionAttribution, purpose: SnapshotPurpose = .integration) -> String {

@@ -16,7 +16,7 @@ extension Integrator {
     @discardableResult
     public func snapshot(
         worktree: String, sessionID: String, author: Signature? = .nucleic, committer: Signature? = nil,
-        attribution: SessionAttribution = SessionAttribution(), purpose: IntegrationMessage.SnapshotPurpose = .integration
+        attribution: SessionAttribution = SessionAttribution(), purpose: SnapshotPurpose = .integration
     ) throws -> OID? {
         let session = try repository.openWorktreeRepository(worktree)
         guard let branch = try session.currentBranch, let tip = try session.headCommit else {
@@ -77,7 +77,7 @@ extension Integrator {
     /// to commit.
     private func makeSnapshot(
         session: Repository, worktree: String, branch: String, branchTip: OID, sessionID: String,
-        signatures: () throws -> (Signature, Signature), attribution: SessionAttribution, purpose: IntegrationMessage.SnapshotPurpose
+        signatures: () throws -> (Signature, Signature), attribution: SessionAttribution, purpose: SnapshotPurpose
     ) throws -> OID? {
         let checkedOut = try session.currentBranch
         guard checkedOut == branch else {

@@ -29,7 +29,7 @@ extension RepositoryActor {
     @discardableResult
     public func snapshot(
         worktree: String, sessionID: String, author: Signature? = .nucleic, committer: Signature? = nil,
-        attribution: SessionAttribution = SessionAttribution(), purpose: IntegrationMessage.SnapshotPurpose = .integration
+        attribution: SessionAttribution = SessionAttribution(), purpose: SnapshotPurpose = .integration
     ) throws -> OID? {
         try withRepository {
             try Integrator($0).snapshot(worktree: worktree, sessionID: sessionID, author: author, committer: committer, attribution: attribution, purpose: purpose)
