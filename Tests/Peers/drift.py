@@ -442,11 +442,15 @@ def host_lines_for(old_records, new_records, backend):
 
 def replay(nucleic, new_path, lines):
     """Plays the new recording with `nucleic replay-agent`, the old host lines on its stdin."""
+    # In a scratch folder: the replay agent makes the recording's file changes where it runs.
+    folder = tempfile.mkdtemp(prefix="nucleic-drift-replay-")
     try:
         p = subprocess.run([nucleic, "replay-agent", new_path, "--speed", "max"], input="".join(l + "\n" for l in lines),
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=60, cwd=folder)
     except subprocess.TimeoutExpired:
         return "replay-agent did not finish in 60 s"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     if p.returncode == 0:
         return None
     if p.returncode in (3, 4):
