@@ -43,6 +43,10 @@ final class ConnectionCore: Sendable {
         /// socket's write side (the peer reads EOF after the last byte); `writeShut` once done.
         var shutWrite = false
         var writeShut = false
+        /// Set by `closeAfterFlush`: the reason the connection will end with, and when it ends at
+        /// the latest. Sends are refused, received bytes dropped; the thread writes the queue,
+        /// shuts the write side, reads until the peer closes, then ends.
+        var closing: (reason: SocketError, deadline: ContinuousClock.Instant)?
     }
 
     /// What a received frame costs against `maxBufferedIncomingBytes` beyond its payload, so a
@@ -84,6 +88,28 @@ final class ConnectionCore: Sendable {
         }
     }
 
+    /// Ends the connection with `reason` once everything queued is written, losing no reply the
+    /// caller decided to send: later sends are refused, readers get the end now, and what the
+    /// peer still sends is read and dropped until it closes (closing a socket with unread input
+    /// makes the kernel reset the connection, which can destroy the last message before the
+    /// peer reads it). After `grace` the connection ends whatever is left unwritten.
+    func closeAfterFlush(_ reason: SocketError, grace: Duration) {
+        let readers = state.withLock { state -> [CheckedContinuation<[UInt8]?, Never>] in
+            guard state.end == nil, state.closing == nil else { return [] }
+            state.closing = (reason, ContinuousClock.now + grace)
+            state.shutWrite = true
+            state.discarding = true
+            state.incoming = []
+            state.incomingHead = 0
+            state.incomingCost = 0
+            let readers = state.readers.map(\.continuation)
+            state.readers = []
+            if !state.threadDone { wake.poke() }
+            return readers
+        }
+        for reader in readers { reader.resume(returning: nil) }
+    }
+
     /// Bytes queued and not yet written.
     var outgoingByteCount: Int { state.withLock { $0.outgoingBytes } }
 
@@ -97,6 +123,7 @@ final class ConnectionCore: Sendable {
         let limit = options.maxQueuedOutgoingBytes
         let outcome = state.withLock { state -> Outcome in
             if let end = state.end { return .ended(end) }
+            if let closing = state.closing { return .ended(closing.reason) }
             if state.outgoingBytes + bytes.count > limit { return .overLimit(queued: state.outgoingBytes) }
             let wasEmpty = state.outgoingHead == state.outgoing.count
             state.outgoing.append(Outgoing(bytes: bytes, waiter: waiter))
@@ -147,7 +174,7 @@ final class ConnectionCore: Sendable {
                     }
                     // Task.isCancelled is checked under the lock the cancellation handler takes, so
                     // a cancellation either is seen here or finds the reader registered.
-                    if state.end != nil || Task.isCancelled { return .finished }
+                    if state.end != nil || state.closing != nil || Task.isCancelled { return .finished }
                     state.readers.append((id, continuation))
                     return .waiting
                 }
@@ -217,29 +244,50 @@ final class ConnectionCore: Sendable {
     func run() {
         var decoder = FrameDecoder(maxPayload: options.maxPayload)
         var buffer = [UInt8](repeating: 0, count: Self.readSize)
-        while true {
-            let plan = state.withLock { state -> (read: Bool, write: Bool)? in
+        loop: while true {
+            enum Plan { case stop, close(SocketError), poll(read: Bool, write: Bool, timeout: Int32) }
+            let plan = state.withLock { state -> Plan in
                 if state.end != nil {
                     state.threadDone = true
-                    return nil
+                    return .stop
                 }
-                return (state.incomingCost < options.maxBufferedIncomingBytes, state.outgoingHead < state.outgoing.count)
+                let write = state.outgoingHead < state.outgoing.count
+                guard let closing = state.closing else {
+                    return .poll(read: state.incomingCost < options.maxBufferedIncomingBytes, write: write, timeout: -1)
+                }
+                let left = ContinuousClock.now.duration(to: closing.deadline)
+                if left <= .zero {
+                    guard state.outgoingBytes > 0 else { return .close(closing.reason) }
+                    return .close(SocketError(
+                        closing.reason.code,
+                        "\(closing.reason.message) (\(state.outgoingBytes) bytes the peer did not read in time were dropped)"))
+                }
+                let (seconds, attoseconds) = left.components
+                let milliseconds = min(Int64(Int32.max), seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+                return .poll(read: true, write: write, timeout: Int32(milliseconds))
             }
-            guard let plan else { break }
-            if !plan.write, state.withLock({ $0.shutWrite && !$0.writeShut }) {
+            let read: Bool, write: Bool, timeout: Int32
+            switch plan {
+            case .stop: break loop
+            case .close(let reason):
+                end(reason, discardIncoming: true)
+                continue
+            case .poll(let r, let w, let t): (read, write, timeout) = (r, w, t)
+            }
+            if !write, state.withLock({ $0.shutWrite && !$0.writeShut }) {
                 _ = Glibc.shutdown(fd, Int32(SHUT_WR))
                 state.withLock { $0.writeShut = true }
             }
             var events: Int16 = 0
-            if plan.read { events |= Int16(POLLIN) }
-            if plan.write { events |= Int16(POLLOUT) }
+            if read { events |= Int16(POLLIN) }
+            if write { events |= Int16(POLLOUT) }
             // With nothing to do on the socket it is left out (poll skips a negative descriptor),
             // so a hang-up while reading is paused cannot make this loop spin.
             var fds = [
                 pollfd(fd: events == 0 ? -1 : fd, events: events, revents: 0),
                 pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
             ]
-            if poll(&fds, nfds_t(fds.count), -1) < 0 {
+            if poll(&fds, nfds_t(fds.count), timeout) < 0 {
                 let number = errno
                 if number == EINTR { continue }
                 if number == ENOMEM { usleep(10_000); continue }
@@ -250,12 +298,12 @@ final class ConnectionCore: Sendable {
             let revents = Int32(fds[0].revents)
             guard revents != 0 else { continue }
             let broken = revents & Int32(POLLHUP | POLLERR) != 0
-            if plan.read, revents & Int32(POLLIN) != 0 || broken, let reason = readAvailable(&decoder, &buffer) {
-                end(reason, discardIncoming: false)
+            if read, revents & Int32(POLLIN) != 0 || broken, let reason = readAvailable(&decoder, &buffer) {
+                end(closingReason(orElse: reason), discardIncoming: false)
                 continue
             }
             // A hang-up with writes pending: the write fails with EPIPE and ends the connection.
-            if plan.write, revents & Int32(POLLOUT) != 0 || broken, let reason = writeAvailable() {
+            if write, revents & Int32(POLLOUT) != 0 || broken, let reason = writeAvailable() {
                 end(reason, discardIncoming: false)
             }
         }
@@ -268,6 +316,15 @@ final class ConnectionCore: Sendable {
             return (state.end!, state.endWaiters)
         }
         for waiter in waiters { waiter.resume(returning: reason) }
+    }
+
+    /// While closing after a flush, the peer's end (or a framing error in what is dropped anyway)
+    /// once everything was written is the planned close; otherwise `reason`.
+    private func closingReason(orElse reason: SocketError) -> SocketError {
+        state.withLock { state in
+            guard let closing = state.closing, state.outgoingHead == state.outgoing.count else { return reason }
+            return closing.reason
+        }
     }
 
     /// Reads what the socket has (a bounded amount), delivering complete frames. Returns why the

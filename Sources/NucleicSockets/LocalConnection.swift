@@ -133,9 +133,17 @@ public final class LocalConnection: Sendable, CustomStringConvertible {
 
     /// Closes the connection now: queued frames not yet written are dropped (their `send`s throw
     /// `closed`), `frames` ends, and the thread closes the socket, so the peer sees EOF.
-    /// Idempotent; never blocks. To close after a last message, `await send(...)` it first.
+    /// Idempotent; never blocks. To close after the last messages, use `closeAfterFlush`.
     public func close() {
         core.end(SocketError(.closed, "\(label) was closed by this side"), discardIncoming: true)
+    }
+
+    /// Closes once every frame queued so far is written, so a reply decided before the close
+    /// reaches the peer: later sends are refused, `frames` ends now, and the socket is closed when
+    /// the peer has read everything and closed its end, or after `grace` (then with what is left
+    /// dropped). Idempotent; never blocks; `ended()` waits for it.
+    public func closeAfterFlush(grace: Duration = .seconds(2)) {
+        core.closeAfterFlush(SocketError(.closed, "\(label) was closed by this side"), grace: grace)
     }
 
     /// Why the connection ended, or nil while it is open.

@@ -103,12 +103,14 @@ public final class UnixListener: Sendable, CustomStringConvertible {
     public var failure: SocketError? { core.failure }
 
     /// Serves connections until the listener is closed or the task is cancelled: runs `handler`
-    /// for each accepted connection in a child task and closes the connection when it returns.
+    /// for each accepted connection in a child task and, when it returns, closes the connection
+    /// after writing what the handler queued (`closeAfterFlush`).
     ///
     /// Shutdown (for a lifecycle that owns this as a long-running part): cancelling the task, or
-    /// `close()`, stops accepting; every connection still open is then closed, so handlers see
-    /// their `frames` end; `run` returns once every handler has returned. Consumes `connections`:
-    /// use one or the other.
+    /// `close()`, stops accepting; every connection still open is then closed after its queued
+    /// replies are written, so handlers see their `frames` end and no reply already decided is
+    /// lost; `run` returns once every handler has returned and every connection has ended.
+    /// Consumes `connections`: use one or the other.
     public func run(_ handler: @escaping @Sendable (LocalConnection) async -> Void) async {
         let live = LiveConnections()
         await withTaskCancellationHandler {
@@ -117,7 +119,8 @@ public final class UnixListener: Sendable, CustomStringConvertible {
                     live.insert(connection)
                     group.addTask {
                         await handler(connection)
-                        connection.close()
+                        connection.closeAfterFlush()
+                        _ = await connection.ended()
                         live.remove(connection)
                     }
                 }
@@ -390,8 +393,9 @@ private final class LiveConnections: Sendable {
         _ = connections.withLock { $0.removeValue(forKey: ObjectIdentifier(connection)) }
     }
 
+    /// Closes every live connection once its queued replies are written.
     func closeAll() {
         let all = connections.withLock { Array($0.values) }
-        for connection in all { connection.close() }
+        for connection in all { connection.closeAfterFlush() }
     }
 }

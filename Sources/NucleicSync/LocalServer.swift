@@ -50,12 +50,30 @@ public final class LocalServer: Sendable {
     func serve(_ connection: LocalConnection) async {
         let sink = LocalSink(connection: connection)
         guard connection.peer.uid == getuid() else {
-            sink.send(HostMsg(.error(code: .unauthorized, message: "only the user who runs the daemon may use its socket", sessionID: nil)))
-            connection.close()
+            // The refusal answers the client's first message (its hello), so a client matching
+            // replies by id hears it; one that sends nothing within a second gets it unasked.
+            // Returning closes the connection after the reply is written (`UnixListener.run`).
+            let first = await Self.firstFrame(connection, within: .seconds(1))
+            sink.send(HostMsg(.error(code: .unauthorized, message: "only the user who runs the daemon may use its socket", sessionID: nil),
+                              requestID: first.flatMap(WireMessages.requestID(in:))))
             return
         }
         let identity = ClientIdentity(scope: .control, decidedBy: "user:\(Self.login())", label: nil, deviceID: nil)
         await serve(ClientState(sink: sink, identity: identity), messages: connection.frames)
+    }
+
+    /// The first frame the peer sends within `limit`, or nil (none in time, or it closed).
+    static func firstFrame(_ connection: LocalConnection, within limit: Duration) async -> [UInt8]? {
+        await withTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask { await connection.frames.first { _ in true } }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
     }
 
     /// Serves one client until `messages` ends: answers each message, and forwards what the host
@@ -72,7 +90,8 @@ public final class LocalServer: Sendable {
         for await frame in messages {
             let message: ClientMsg
             do { message = try WireMessages.decodeClient(frame) } catch {
-                client.sink.send(HostMsg(.error(code: Self.decodeErrorCode(error), message: error.message, sessionID: nil)))
+                client.sink.send(HostMsg(.error(code: Self.decodeErrorCode(error), message: error.message, sessionID: nil),
+                                         requestID: WireMessages.requestID(in: frame)))
                 continue
             }
             await handle(message, client: client)
@@ -103,6 +122,10 @@ public final class LocalServer: Sendable {
             reply = .error(code: error.code, message: error.message, sessionID: nil)
         }
         client.sink.send(HostMsg(reply, requestID: message.requestID))
+        if case .shutdown(let killSessions) = message.body, case .ok = reply {
+            let onShutdown = self.onShutdown
+            Task { await onShutdown(killSessions) }
+        }
     }
 
     func answer(_ message: ClientMsg, client: ClientState) async throws(SessionError) -> HostMsg.Body {
@@ -165,9 +188,9 @@ public final class LocalServer: Sendable {
             return .deviceList(try await requirePairing().devices(includeRevoked: includeRevoked))
         case .revokeDevice(let reference):
             return .deviceList([try await requirePairing().revoke(reference)])
-        case .shutdown(let killSessions):
-            let onShutdown = self.onShutdown
-            Task { await onShutdown(killSessions) }
+        case .shutdown:
+            // `handle` starts the shutdown once this reply is queued: closing the connections
+            // writes what is queued, and nothing queued after the close.
             return .ok
         }
     }

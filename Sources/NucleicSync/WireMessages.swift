@@ -15,6 +15,14 @@ public enum WireMessages {
         try HostMsg(json: json(bytes))
     }
 
+    /// The integer `requestID` of a client frame, read without decoding the rest, so that the
+    /// error answering a frame that is not a valid message (an unknown type, a missing or mistyped
+    /// field) still carries it. Nil when the frame is not a CBOR map or has no integer `requestID`.
+    public static func requestID(in bytes: [UInt8]) -> Int64? {
+        guard case .int(let id)? = (try? json(bytes))?["requestID"] else { return nil }
+        return id
+    }
+
     static func json(_ bytes: [UInt8]) throws(ShapeError) -> JSONValue {
         do {
             return try JSONValue(cbor: CBORDecoder.decode(bytes))

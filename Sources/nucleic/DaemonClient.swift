@@ -63,13 +63,19 @@ actor DaemonClient {
         if let id = message.requestID, let continuation = waiting.removeValue(forKey: id) {
             continuation.resume(returning: message)
         } else {
+            // An error answering no request says why the daemon is about to close.
+            if case .error(_, let text, nil) = message.body { refusal = text }
             pushedContinuation.yield(message)
         }
     }
 
+    /// The last error the daemon sent answering no request, if any.
+    private var refusal: String?
+
     private func closed(_ reason: String) {
         closedReason = reason
-        for continuation in waiting.values { continuation.resume(throwing: CommandError(message: "lost the daemon: \(reason)")) }
+        let error = refusal.map { CommandError(message: "the daemon refused: \($0)") } ?? CommandError(message: "lost the daemon: \(reason)")
+        for continuation in waiting.values { continuation.resume(throwing: error) }
         waiting = [:]
         pushedContinuation.finish()
     }

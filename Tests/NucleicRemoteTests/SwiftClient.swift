@@ -73,6 +73,11 @@ final class SwiftClient: @unchecked Sendable {  // used by one test task at a ti
         try await Self.write(tcp, encoder.encode(WireMessages.encode(message)), chunk: chunk)
     }
 
+    /// Sends `payload` as one application message, whatever it holds (tests of bad input).
+    func send(payload: [UInt8]) async throws {
+        try await Self.write(tcp, encoder.encode(payload), chunk: chunk)
+    }
+
     /// The next host message, nil once the host closed.
     func next() async throws -> HostMsg? {
         while true {

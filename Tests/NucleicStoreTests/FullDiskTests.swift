@@ -1,5 +1,6 @@
 import Foundation
 import NucleicProtocol
+import NucleicTestSupport
 import Testing
 @testable import NucleicStore
 
@@ -88,11 +89,16 @@ import Testing
 
     /// The same through the file size limit (what works without root): RLIMIT_FSIZE with SIGXFSZ
     /// ignored makes writes past the limit fail with EFBIG. The limit is per process, so this runs
-    /// in a child process of its own (a Swift Testing exit test) where it cannot disturb others.
-    @Test func aFileSizeLimitIsACleanError() async {
-        await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            FullDiskTests.fileSizeLimitChild()
-        }
+    /// in a process of its own (`IsolatedTest`) where it cannot disturb others.
+    @Test func aFileSizeLimitIsACleanError() async throws {
+        let child = try await IsolatedTest.run("file-size-limit", filter: "fileSizeLimitInAProcessOfItsOwn")
+        #expect(child.status == 0, "\(child.output)")
+        #expect(child.output.contains("fileSizeLimitInAProcessOfItsOwn() passed"), "\(child.output)")
+    }
+
+    @Test(.enabled(if: IsolatedTest.isChild("file-size-limit")))
+    func fileSizeLimitInAProcessOfItsOwn() {
+        FullDiskTests.fileSizeLimitChild()
     }
 
     static func fileSizeLimitChild() {

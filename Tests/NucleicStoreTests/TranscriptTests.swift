@@ -1,5 +1,6 @@
 import Foundation
 import NucleicProtocol
+import NucleicTestSupport
 import Testing
 @testable import NucleicStore
 
@@ -275,13 +276,18 @@ import Testing
 }
 
 /// Tests that watch the process's memory. Resident memory is a property of the whole process,
-/// and other tests running beside one would move it, so each runs in a child process of its own
-/// (a Swift Testing exit test) and reports through its exit status and stderr.
+/// and other tests running beside one would move it, so each runs in a process of its own
+/// (`IsolatedTest`) and reports through its exit status and output.
 @Suite struct StoreMemoryTests {
-    @Test func readingDoesNotGrowWithTranscriptLength() async {
-        await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            StoreMemoryTests.readingChild()
-        }
+    @Test func readingDoesNotGrowWithTranscriptLength() async throws {
+        let child = try await IsolatedTest.run("transcript-reading-memory", filter: "readingMemoryInAProcessOfItsOwn")
+        #expect(child.status == 0, "\(child.output)")
+        #expect(child.output.contains("readingMemoryInAProcessOfItsOwn() passed"), "\(child.output)")
+    }
+
+    @Test(.enabled(if: IsolatedTest.isChild("transcript-reading-memory")))
+    func readingMemoryInAProcessOfItsOwn() {
+        StoreMemoryTests.readingChild()
     }
 
     static func readingChild() {
@@ -298,7 +304,6 @@ import Testing
             FileHandle.standardError.write(Data(("FAIL: " + failures.joined(separator: "\nFAIL: ") + "\n").utf8))
             exit(1)
         }
-        exit(0)
     }
 
     static func readingBody(_ check: (Bool, @autoclosure () -> String) -> Void) throws {

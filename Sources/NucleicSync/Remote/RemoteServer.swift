@@ -58,7 +58,8 @@ public final class RemoteServer: Sendable {
         ConnectionOptions(maxPayload: 0, maxQueuedOutgoingBytes: options.maxQueuedBytes + 64 * 1024, maxBufferedIncomingBytes: 1 << 20)
     }
 
-    /// Serves connections until the listener closes; then closes the ones still open.
+    /// Serves connections until the listener closes; then closes the ones still open once what is
+    /// queued for them is written, and returns when every connection has ended.
     public func run() async {
         await withDiscardingTaskGroup { group in
             for await connection in listener.connections {
@@ -75,12 +76,14 @@ public final class RemoteServer: Sendable {
                 self.live.withLock { $0[ObjectIdentifier(connection)] = connection }
                 group.addTask {
                     await self.serve(connection)
-                    connection.close("served")
+                    // What the connection's handler queued (replies, a refusal) is still written.
+                    connection.closeAfterFlush("served")
+                    _ = await connection.ended()
                     self.live.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(connection)) }
                     self.active.withLock { $0 -= 1 }
                 }
             }
-            for connection in self.live.withLock({ Array($0.values) }) { connection.close("the daemon is stopping") }
+            for connection in self.live.withLock({ Array($0.values) }) { connection.closeAfterFlush("the daemon is stopping") }
         }
     }
 
@@ -201,8 +204,9 @@ public final class RemoteServer: Sendable {
         guard let frame = await established.receiver.next() else { return }
         let hello: ClientMsg
         do { hello = try WireMessages.decodeClient(frame) } catch {
-            await sink.sendAndClose(HostMsg(.error(code: .badMessage, message: "the first message must be hello: \(error.message)", sessionID: nil)),
-                              reason: "the first message was not hello")
+            await sink.sendAndClose(HostMsg(.error(code: .badMessage, message: "the first message must be hello: \(error.message)", sessionID: nil),
+                                            requestID: WireMessages.requestID(in: frame)),
+                                    reason: "the first message was not hello")
             return
         }
         guard case .hello(let version, let client, let label) = hello.body else {
@@ -221,7 +225,8 @@ public final class RemoteServer: Sendable {
             deviceLabel = label
         }
         guard await pairing.register(tcp, device: device.id) else {
-            await sink.sendAndClose(HostMsg(.error(code: .unauthorized, message: "this device was revoked", sessionID: nil)), reason: "revoked")
+            await sink.sendAndClose(HostMsg(.error(code: .unauthorized, message: "this device was revoked", sessionID: nil),
+                                            requestID: hello.requestID), reason: "revoked")
             return
         }
         defer { Task { await pairing.unregister(tcp, device: device.id) } }
@@ -307,27 +312,11 @@ final class RemoteSink: ClientSink {
         await closeAfterFlush(reason)
     }
 
-    /// Closes once the queue is written, after reading what the peer still sends until it closes
-    /// (at most a second): closing a socket with unread input makes the kernel reset the
-    /// connection, which could destroy the last message before the peer reads it.
+    /// Closes once the queue is written and the peer has closed its end, or after `grace`
+    /// (`TCPConnection.closeAfterFlush`); returns when the socket is closed.
     private func closeAfterFlush(_ reason: String, grace: Duration = .seconds(1)) async {
-        let tcp = self.tcp
-        do {
-            let clock = ContinuousClock()
-            let deadline = clock.now + grace
-            while tcp.isOpen, tcp.queuedByteCount > 0, clock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(5))
-            }
-            tcp.shutdownWriting()
-            let drain = Task { while await tcp.read() != nil {} }
-            let timer = Task {
-                try? await Task.sleep(until: deadline + .milliseconds(500), clock: clock)
-                tcp.close(reason)
-            }
-            await drain.value
-            timer.cancel()
-            tcp.close(reason)
-        }
+        tcp.closeAfterFlush(reason, grace: grace)
+        _ = await tcp.ended()
     }
 }
 
