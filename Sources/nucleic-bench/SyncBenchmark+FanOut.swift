@@ -25,7 +25,10 @@ struct SyncRig {
         let pairing = Pairing(hostKey: .generate(), store: rig.host.store, hostName: "bench")
         let unix = try UnixListener(path: rig.scratch.root + "/s.sock")
         let server = LocalServer(host: rig.host, listener: unix, hostVersion: "bench", pairing: pairing) { _ in }
-        let options = RemoteServer.Options(maxConnections: count + 16)
+        // Every device connects from loopback at once: one address, so its handshake budget
+        // must hold them all.
+        let options = RemoteServer.Options(maxConnections: count + 16, maxPendingHandshakes: count + 16, maxPendingHandshakesPerAddress: count + 16,
+                                           handshakeAttemptBurst: count + 16)
         let tcp = try TCPListener(host: "127.0.0.1", port: 0, options: RemoteServer.connectionOptions(options))
         let remote = await RemoteServer(server: server, pairing: pairing, listener: tcp, options: options)
         var keys: [NoiseKeyPair] = []

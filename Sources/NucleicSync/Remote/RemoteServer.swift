@@ -24,12 +24,32 @@ public final class RemoteServer: Sendable {
     public struct Options: Sendable {
         public var handshakeTimeout: Duration
         public var maxQueuedBytes: Int
+        /// Connections of paired devices served at once.
         public var maxConnections: Int
+        /// Connections that have not yet proved a paired device's key: in all, and per source
+        /// address (see `Admission`: a new one over either evicts the oldest).
+        public var maxPendingHandshakes: Int
+        public var maxPendingHandshakesPerAddress: Int
+        /// Connection attempts one address may make at once, and per second after.
+        public var handshakeAttemptBurst: Int
+        public var handshakeAttemptsPerSecond: Int
 
-        public init(handshakeTimeout: Duration = .seconds(10), maxQueuedBytes: Int = 17 * 1024 * 1024, maxConnections: Int = 64) {
+        public init(handshakeTimeout: Duration = .seconds(10), maxQueuedBytes: Int = 17 * 1024 * 1024, maxConnections: Int = 64,
+                    maxPendingHandshakes: Int = 32, maxPendingHandshakesPerAddress: Int = 8,
+                    handshakeAttemptBurst: Int = 64, handshakeAttemptsPerSecond: Int = 32) {
             self.handshakeTimeout = handshakeTimeout
             self.maxQueuedBytes = maxQueuedBytes
             self.maxConnections = maxConnections
+            self.maxPendingHandshakes = maxPendingHandshakes
+            self.maxPendingHandshakesPerAddress = maxPendingHandshakesPerAddress
+            self.handshakeAttemptBurst = handshakeAttemptBurst
+            self.handshakeAttemptsPerSecond = handshakeAttemptsPerSecond
+        }
+
+        var admissionLimits: Admission.Limits {
+            Admission.Limits(maxPending: maxPendingHandshakes, maxPendingPerAddress: maxPendingHandshakesPerAddress,
+                             maxAuthenticated: maxConnections, attemptBurst: Double(handshakeAttemptBurst),
+                             attemptsPerSecond: Double(handshakeAttemptsPerSecond))
         }
     }
 
@@ -37,7 +57,7 @@ public final class RemoteServer: Sendable {
     public let pairing: Pairing
     public let listener: TCPListener
     public let options: Options
-    private let active = Mutex(0)
+    private let admission: Mutex<Admission>
     private let overflows = Counter()
 
     /// Connections closed so far because their client did not read fast enough.
@@ -49,6 +69,7 @@ public final class RemoteServer: Sendable {
         self.pairing = pairing
         self.listener = listener
         self.options = options
+        admission = Mutex(Admission(limits: options.admissionLimits))
         await pairing.setListening(listener.address)
     }
 
@@ -63,28 +84,44 @@ public final class RemoteServer: Sendable {
     public func run() async {
         await withDiscardingTaskGroup { group in
             for await connection in listener.connections {
-                let admitted = active.withLock { count -> Bool in
-                    guard count < options.maxConnections else { return false }
-                    count += 1
-                    return true
-                }
-                guard admitted else {
-                    HostLog.warning("refused \(connection): \(options.maxConnections) remote connections are open already")
-                    connection.close("too many connections")
+                let key = ObjectIdentifier(connection)
+                let address = Admission.address(ofPeer: connection.peer)
+                let now = ContinuousClock.now
+                switch admission.withLock({ $0.arrive(key, address: address, now: now) }) {
+                case .refuse(let reason):
+                    logAdmission(address, now: now, "refused \(connection): \(reason)")
+                    connection.close(reason)
                     continue
+                case .admit(let evicting):
+                    if let evicting, let evicted = live.withLock({ $0[evicting] }) {
+                        let reason = "its handshake was pending while newer connections arrived over the budget for \(address)"
+                        logAdmission(address, now: now, "closed \(evicted): \(reason)")
+                        evicted.close(reason)
+                    }
                 }
-                self.live.withLock { $0[ObjectIdentifier(connection)] = connection }
+                live.withLock { $0[key] = connection }
                 group.addTask {
                     await self.serve(connection)
                     // What the connection's handler queued (replies, a refusal) is still written.
                     connection.closeAfterFlush("served")
                     _ = await connection.ended()
-                    self.live.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(connection)) }
-                    self.active.withLock { $0 -= 1 }
+                    self.live.withLock { _ = $0.removeValue(forKey: key) }
+                    self.admission.withLock {
+                        $0.leave(key)
+                        $0.prune(now: .now)
+                    }
                 }
             }
             for connection in self.live.withLock({ Array($0.values) }) { connection.closeAfterFlush("the daemon is stopping") }
         }
+    }
+
+    /// A warning about admitting connections from `address`, at most one line per interval per
+    /// address, saying how many were left unsaid since.
+    private func logAdmission(_ address: String, now: ContinuousClock.Instant, _ line: String) {
+        let (log, unreported) = admission.withLock { $0.shouldLog(address, now: now) }
+        guard log else { return }
+        HostLog.warning(unreported == 0 ? line : "\(line) (and \(unreported) more from \(address) not logged since the last line)")
     }
 
     /// Stops accepting connections.
@@ -201,6 +238,12 @@ public final class RemoteServer: Sendable {
             return
         }
         guard let device = established.device else { return }
+        guard admission.withLock({ $0.authenticate(ObjectIdentifier(tcp)) }) else {
+            HostLog.warning("refused \(tcp): \(options.maxConnections) devices are connected already")
+            await sink.sendAndClose(HostMsg(.error(code: .notReady, message: "this host serves \(options.maxConnections) device connections already; try again later",
+                                                   sessionID: nil)), reason: "no free device slot")
+            return
+        }
         guard let frame = await established.receiver.next() else { return }
         let hello: ClientMsg
         do { hello = try WireMessages.decodeClient(frame) } catch {
