@@ -26,10 +26,13 @@ let package = Package(
         // Threads, the serial executor, the blocking queue, EINTR-safe syscalls, SystemCallFailure.
         .target(name: "NucleicSystem", dependencies: ["NucleicProtocol", "CShims"]),
         .target(name: "NucleicAdapters", dependencies: ["NucleicProtocol"]),
+        // The approvals engine: shell parser, risk classifier, rules, the approval state machine
+        // and broker. Pure (it spawns nothing): the protocol's types alone.
+        .target(name: "NucleicApprovals", dependencies: ["NucleicProtocol"]),
         .target(name: "NucleicWire", dependencies: ["NucleicProtocol", "CSodium"]),
         .target(name: "NucleicStore", dependencies: ["NucleicProtocol", "NucleicSystem", "CSQLite"]),
         .target(name: "NucleicGit", dependencies: ["NucleicProtocol", "NucleicSystem", "CGit2"]),
-        .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicStore", "NucleicGit", "NucleicSystem", "CShims"]),
+        .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicApprovals", "NucleicStore", "NucleicGit", "NucleicSystem", "CShims"]),
         // Unix and TCP sockets: listeners, connections with their I/O thread, frames, peer credentials.
         .target(name: "NucleicSockets", dependencies: ["NucleicProtocol", "NucleicSystem", "CShims"]),
         .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicSockets", "CQRencode"]),
@@ -50,6 +53,7 @@ let package = Package(
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
+        .testTarget(name: "NucleicApprovalsTests", dependencies: ["NucleicApprovals", "NucleicProtocol"]),
         .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime", "NucleicTestSupport"]),
         .testTarget(name: "NucleicSocketsTests", dependencies: ["NucleicSockets", "CShims"]),
         .testTarget(

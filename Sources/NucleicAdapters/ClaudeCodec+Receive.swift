@@ -264,7 +264,7 @@ extension ClaudeCodec {
         let blockedPath = try f.optionalString("blocked_path")
         let reason = try f.optionalString("decision_reason") ?? blockedPath.map { "outside the allowed folders: \($0)" }
         let approval = ApprovalRequest(
-            id: makeApprovalID(), toolCallID: toolCallID, toolName: toolName, input: input,
+            id: makeApprovalID(), toolCallID: toolCallID, toolName: toolName, toolKind: kind, input: input,
             risk: kind.baselineRisk, capabilities: capabilities,
             offeredScopes: question == nil ? Self.offeredScopes(toolName, kind, request["permission_suggestions"]) : [],
             question: question,

@@ -35,7 +35,7 @@ extension CodexCodec {
             var scopes: [ApprovalScope] = canAcceptForSession ? [.exactCommandThisSession] : []
             if let rule = Self.rule(fromAmendment: f["proposedExecpolicyAmendment"]) { scopes.append(.rule(rule)) }
             request = ApprovalRequest(
-                id: makeApprovalID(), toolCallID: itemID, toolName: ToolName.command, input: input, risk: risk,
+                id: makeApprovalID(), toolCallID: itemID, toolName: ToolName.command, toolKind: .execute, input: input, risk: risk,
                 capabilities: capabilities, offeredScopes: risk.alwaysNeedsPerson ? [] : scopes,
                 reason: try f.optionalString("reason"), createdAt: now)
         case "item/fileChange/requestApproval":
@@ -45,14 +45,14 @@ extension CodexCodec {
             input.append("grantRoot", ifPresent: f["grantRoot"])
             let risk = ToolKind.edit.baselineRisk
             request = ApprovalRequest(
-                id: makeApprovalID(), toolCallID: itemID, toolName: ToolName.fileChange, input: .object(input), risk: risk,
+                id: makeApprovalID(), toolCallID: itemID, toolName: ToolName.fileChange, toolKind: .edit, input: .object(input), risk: risk,
                 capabilities: capabilities, offeredScopes: risk.alwaysNeedsPerson ? [] : [.toolThisSession],
                 reason: try f.optionalString("reason"), createdAt: now)
         case "item/tool/requestUserInput":
             kind = .question
             canAcceptForSession = false
             request = ApprovalRequest(
-                id: makeApprovalID(), toolCallID: itemID, toolName: ToolName.question, input: ["questions": f["questions"] ?? []],
+                id: makeApprovalID(), toolCallID: itemID, toolName: ToolName.question, toolKind: .question, input: ["questions": f["questions"] ?? []],
                 risk: ToolKind.question.baselineRisk, capabilities: capabilities, question: try Self.question(f["questions"]),
                 createdAt: now)
         default:

@@ -4,6 +4,9 @@ public struct ApprovalRequest: Sendable, Hashable, JSONRepresentable {
     public var sessionID: SessionID?
     public var toolCallID: String?
     public var toolName: String
+    /// What the tool does, as the codec that made the request knows it; nil for requests read
+    /// back from records written before requests carried it.
+    public var toolKind: ToolKind?
     public var input: JSONValue
     public var risk: Risk
     public var capabilities: BackendCapabilities
@@ -16,7 +19,7 @@ public struct ApprovalRequest: Sendable, Hashable, JSONRepresentable {
     public var createdAt: Timestamp?
 
     public init(
-        id: ApprovalID, sessionID: SessionID? = nil, toolCallID: String?, toolName: String, input: JSONValue,
+        id: ApprovalID, sessionID: SessionID? = nil, toolCallID: String?, toolName: String, toolKind: ToolKind? = nil, input: JSONValue,
         risk: Risk, capabilities: BackendCapabilities, offeredScopes: [ApprovalScope] = [],
         question: StructuredQuestion? = nil, reason: String? = nil, createdAt: Timestamp? = nil
     ) {
@@ -24,6 +27,7 @@ public struct ApprovalRequest: Sendable, Hashable, JSONRepresentable {
         self.sessionID = sessionID
         self.toolCallID = toolCallID
         self.toolName = toolName
+        self.toolKind = toolKind
         self.input = input
         self.risk = risk
         self.capabilities = capabilities
@@ -39,6 +43,7 @@ public struct ApprovalRequest: Sendable, Hashable, JSONRepresentable {
         o.append("sessionID", sessionID.map { .string($0.rawValue) } ?? .null)
         o.append("toolCallID", toolCallID.map(JSONValue.string) ?? .null)
         o.append("toolName", .string(toolName))
+        o.append("toolKind", ifPresent: toolKind.map { .string($0.rawValue) })
         o.append("input", input)
         o.append("risk", .string(risk.rawValue))
         o.append("capabilities", capabilities.json)
@@ -56,6 +61,7 @@ public struct ApprovalRequest: Sendable, Hashable, JSONRepresentable {
             sessionID: try f.optionalString("sessionID").map { SessionID($0) },
             toolCallID: try f.optionalString("toolCallID"),
             toolName: try f.string("toolName"),
+            toolKind: try f.optionalString("toolKind").map { ToolKind(rawValue: $0) ?? .other },
             input: f["input"] ?? .null,
             risk: try f.enumValue("risk"),
             capabilities: try f.decode("capabilities"),

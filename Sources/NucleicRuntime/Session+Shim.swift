@@ -2,6 +2,7 @@
 import Glibc
 #endif
 public import NucleicAdapters
+import NucleicApprovals
 public import NucleicProtocol
 import NucleicStore
 
@@ -209,7 +210,10 @@ extension Session {
         let now = Timestamp.now()
         for event in events {
             switch event {
-            case .approvalRequested(let request): _ = broker.intake(request, rules: [], now: now)
+            case .approvalRequested(var request):
+                // Transcripts written before requests carried their tool's kind: Claude's names.
+                request.toolKind = request.toolKind ?? ClaudeCodec.toolKind(request.toolName)
+                _ = broker.intake(request, rules: [], now: now)
             case .approvalResolved(let resolution):
                 _ = broker.respond(resolution.approvalID, resolution.decision, by: resolution.decidedBy, label: resolution.decidedByLabel, at: now)
             case .approvalWithdrawn(let id, let reason): _ = broker.withdraw(id, reason: reason, at: now)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 public import NucleicAdapters
+public import NucleicApprovals
 public import NucleicProtocol
 import NucleicStore
 import NucleicSystem

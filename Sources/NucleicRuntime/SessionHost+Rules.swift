@@ -1,3 +1,5 @@
+import NucleicAdapters
+import NucleicApprovals
 public import NucleicProtocol
 import NucleicStore
 
@@ -92,7 +94,8 @@ extension SessionHost {
             worktree = project.path
         }
         let broker = ApprovalBroker(sessionID: sessionID ?? SessionID("explain"), projectID: projectID, worktree: worktree)
-        let request = ApprovalRequest(id: ApprovalID("explain"), toolCallID: nil, toolName: toolName, input: input,
+        let request = ApprovalRequest(id: ApprovalID("explain"), toolCallID: nil, toolName: toolName,
+                                      toolKind: ClaudeCodec.toolKind(toolName), input: input,
                                       risk: .readOnly, capabilities: .claude)
         let classification = broker.classify(request)
         let explanation = RuleEngine(rules: ruleBook.rules).explain(request, classification, session: sessionID, project: projectID)

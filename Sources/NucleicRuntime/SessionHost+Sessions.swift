@@ -2,6 +2,7 @@
 import Glibc
 #endif
 public import NucleicAdapters
+import NucleicApprovals
 import NucleicGit
 public import NucleicProtocol
 import NucleicStore

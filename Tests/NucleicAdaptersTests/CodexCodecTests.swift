@@ -263,7 +263,7 @@ import NucleicProtocol
         let out = c.receive(line: Self.commandApproval(), now: now)
         guard case .approvalRequested(let approval) = out.events.first else { Issue.record("no approval"); return }
         #expect(approval == ApprovalRequest(
-            id: approvalID(1), toolCallID: "call_1", toolName: "exec_command",
+            id: approvalID(1), toolCallID: "call_1", toolName: "exec_command", toolKind: .execute,
             input: ["command": "rm -rf build", "cwd": "/w", "nativeCommand": "/bin/bash -lc 'rm -rf build'"],
             risk: .execute, capabilities: .codex, offeredScopes: [.exactCommandThisSession, .rule("Bash(rm -rf build *)")],
             reason: "clean up", createdAt: now))

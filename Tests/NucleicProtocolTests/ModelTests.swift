@@ -4,7 +4,7 @@ import Testing
 @Suite struct ModelTests {
     static let approval = ApprovalRequest(
         id: "0193a000-0000-7000-8000-000000000001", sessionID: "0193a000-0000-7000-8000-000000000002",
-        toolCallID: "toolu_01", toolName: "Bash", input: ["command": "ls"], risk: .readOnly,
+        toolCallID: "toolu_01", toolName: "Bash", toolKind: .execute, input: ["command": "ls"], risk: .readOnly,
         capabilities: .claude, offeredScopes: [.exactCommandThisSession, .rule("Bash(ls *)")],
         question: nil, reason: "list files", createdAt: Timestamp(millisecondsSince1970: 1_796_023_569_145))
 

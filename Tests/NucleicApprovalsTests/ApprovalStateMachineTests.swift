@@ -1,5 +1,5 @@
+import NucleicApprovals
 import NucleicProtocol
-import NucleicRuntime
 import Testing
 
 /// Every test asserts the whole state (phase, request, classification) and the actions after

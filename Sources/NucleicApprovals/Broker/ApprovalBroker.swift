@@ -1,5 +1,4 @@
 public import NucleicProtocol
-import NucleicAdapters
 
 /// One session's approvals: classifies each request the agent makes, asks the rules, and holds
 /// an `ApprovalStateMachine` per request until it is resolved, withdrawn or expired.
@@ -71,9 +70,10 @@ public struct ApprovalBroker: Sendable {
     }
 
     /// The host's judgement of a request: the classifier's, raised by the backend's own signal
-    /// that it needs the network (Codex `networkApprovalContext`).
+    /// that it needs the network (Codex `networkApprovalContext`). The tool's kind is the one
+    /// the codec put on the request; a request without one is judged by its tool name alone.
     public func classify(_ request: ApprovalRequest) -> Classification {
-        let kind: ToolKind = request.question != nil ? .question : ClaudeCodec.toolKind(request.toolName)
+        let kind: ToolKind = request.question != nil ? .question : request.toolKind ?? .other
         let classification = classifier.classify(toolName: request.toolName, toolKind: kind, input: request.input, worktree: worktree)
         guard request.risk >= .network else { return classification }
         return classification.raising(to: request.risk, reason: "the agent says this needs \(request.risk.rawValue) access")

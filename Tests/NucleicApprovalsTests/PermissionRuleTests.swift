@@ -1,5 +1,5 @@
+import NucleicApprovals
 import NucleicProtocol
-import NucleicRuntime
 import Testing
 
 @Suite struct PermissionRuleTests {

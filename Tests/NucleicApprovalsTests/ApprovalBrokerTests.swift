@@ -1,5 +1,5 @@
+import NucleicApprovals
 import NucleicProtocol
-import NucleicRuntime
 import Testing
 
 /// The broker of one session: every request judged, the rules asked, the first answer winning;
@@ -16,7 +16,7 @@ import Testing
     /// A request as a codec makes it: its provisional risk is the tool kind's baseline.
     static func bash(_ command: String, id: ApprovalID, capabilities: BackendCapabilities = .claude, risk: Risk = .execute,
                      tool: String = "Bash") -> ApprovalRequest {
-        ApprovalRequest(id: id, toolCallID: "toolu_\(id.rawValue.suffix(2))", toolName: tool, input: ["command": .string(command)],
+        ApprovalRequest(id: id, toolCallID: "toolu_\(id.rawValue.suffix(2))", toolName: tool, toolKind: .execute, input: ["command": .string(command)],
                         risk: risk, capabilities: capabilities, createdAt: t0)
     }
 
@@ -45,6 +45,25 @@ import Testing
         #expect(request.offeredScopes == [.exactCommandThisSession, .toolThisSession, .rule("Bash(ls *)")])
         #expect(b.phase(Self.a1) == .pending)
         #expect(b.pending.map(\.id) == [Self.a1])
+    }
+
+    /// The tool's kind is the one the codec put on the request: an unknown backend's shell tool
+    /// with a command is judged by its command; the same request without a kind is a tool the
+    /// host cannot judge.
+    @Test func theRequestsToolKindDecidesHowAnUnknownToolIsJudged() {
+        let b = Self.broker()
+        var request = Self.bash("ls src", id: Self.a1, tool: "run_shell")
+        let judged = b.classify(request)
+        #expect(judged.family == .shell)
+        #expect(judged.risk == .readOnly)
+        #expect(judged.commands.map(\.text) == ["ls src"])
+        request.toolKind = nil
+        let unjudged = b.classify(request)
+        #expect(unjudged.family == .other)
+        #expect(unjudged.risk == .unknown)
+        #expect(unjudged.reasons == ["run_shell is a tool Nucleic cannot judge"])
+        request.toolKind = .think
+        #expect(b.classify(request).risk == .readOnly)
     }
 
     @Test func anAllowRuleAnswersAtOnceAttributedToIt() {

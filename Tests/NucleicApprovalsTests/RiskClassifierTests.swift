@@ -1,5 +1,5 @@
+import NucleicApprovals
 import NucleicProtocol
-import NucleicRuntime
 import Testing
 
 /// Shell commands by the risk they must get, run against the sandbox's worktree (real folders

@@ -1,6 +1,6 @@
 import Foundation
+import NucleicApprovals
 import NucleicProtocol
-import NucleicRuntime
 
 /// A real folder tree in a temp folder, made once per test process:
 ///

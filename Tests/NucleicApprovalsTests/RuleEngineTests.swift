@@ -1,5 +1,5 @@
+import NucleicApprovals
 import NucleicProtocol
-import NucleicRuntime
 import Testing
 
 let testSession: SessionID = "0193aaaa-0000-7000-8000-00000000000a"

@@ -1,4 +1,4 @@
-import NucleicRuntime
+import NucleicApprovals
 import Testing
 
 /// A compact rendering of a parse tree, so tables can state the structure they expect:
