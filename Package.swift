@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "NucleicRuntime", dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicApprovals", "NucleicStore", "NucleicGit", "NucleicSystem", "CShims"]),
         // Unix and TCP sockets: listeners, connections with their I/O thread, frames, peer credentials.
         .target(name: "NucleicSockets", dependencies: ["NucleicProtocol", "NucleicSystem", "CShims"]),
-        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicSockets", "CQRencode"]),
+        .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicStore", "NucleicSockets", "NucleicSystem", "CQRencode"]),
         // The phone's client core (docs/CLIENTS.md): platform-free, Foundation at most.
         .target(name: "NucleicRemoteKit", dependencies: ["NucleicProtocol", "NucleicWire"]),
         .executableTarget(

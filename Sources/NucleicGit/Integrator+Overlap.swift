@@ -10,7 +10,7 @@ extension Integrator {
     public func overlap(_ worktrees: [SessionWorktree]) throws -> [String: [String]] {
         var sessions: [String: Set<String>] = [:]
         for worktree in worktrees {
-            let stat: DiffStat
+            let stat: FileChanges
             switch worktree.base {
             case .branch(let name): stat = try repository.branchDiffStat(worktreePath: worktree.path, base: name)
             case .commit: stat = try repository.diffStat(worktreePath: worktree.path, base: worktree.base)

@@ -19,7 +19,7 @@ extension Repository {
     /// The diff stat of this working directory (committed, staged, unstaged and untracked work)
     /// against the merge base of branch `base` and HEAD. A path whose content here equals the
     /// base tip's (the base gained the same file) is no change and is left out.
-    public func branchDiffStat(base: String) throws -> DiffStat {
+    public func branchDiffStat(base: String) throws -> FileChanges {
         let point = try branchPoint(base: base)
         let diff = try workingDirectoryDiff(against: point.mergeBase, describedAs: "the branch point of \(base)")
         guard let differing = try pathsDifferingFromTip(diff, point, base: base) else { return try diffStat(of: diff, base: base) }
@@ -37,7 +37,7 @@ extension Repository {
 
     /// ``branchDiffStat(base:)`` of the linked worktree at `worktreePath` (`.notAWorktree` when
     /// it is not one of this repository's).
-    public func branchDiffStat(worktreePath: String, base: String) throws -> DiffStat {
+    public func branchDiffStat(worktreePath: String, base: String) throws -> FileChanges {
         try openWorktreeRepository(worktreePath).branchDiffStat(base: base)
     }
 

@@ -8,7 +8,7 @@ public struct CommitInfo: Sendable, Hashable {
     /// The whole message, trailers included.
     public let message: String
     /// What it changed against its first parent (against nothing for a root commit).
-    public let stat: DiffStat
+    public let stat: FileChanges
 }
 
 extension Repository {

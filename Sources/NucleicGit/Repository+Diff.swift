@@ -4,14 +4,14 @@ extension Repository {
     /// The diff stat of this repository's working directory against `base`: committed,
     /// staged, unstaged and untracked changes together, ignored files excluded, renames
     /// detected as git does by default.
-    public func diffStat(against base: Revision) throws -> DiffStat {
+    public func diffStat(against base: Revision) throws -> FileChanges {
         try diffStat(of: try workingDirectoryDiff(against: try resolve(base), describedAs: "\(base)"), base: "\(base)")
     }
 
     /// The stat of `diff`'s deltas that `keep` lets through (all by default).
-    func diffStat(of diff: borrowing GitHandle, base: String, keep: (git_diff_delta) -> Bool = { _ in true }) throws -> DiffStat {
+    func diffStat(of diff: borrowing GitHandle, base: String, keep: (git_diff_delta) -> Bool = { _ in true }) throws -> FileChanges {
         let count = git_diff_num_deltas(diff.pointer)
-        var files: [DiffStat.File] = []
+        var files: [FileChanges.File] = []
         files.reserveCapacity(count)
         for index in 0..<count {
             if let delta = git_diff_get_delta(diff.pointer, index)?.pointee, !keep(delta) { continue }
@@ -29,11 +29,11 @@ extension Repository {
             let newPath = delta.new_file.path.map { String(cString: $0) } ?? ""
             let oldPath = delta.old_file.path.map { String(cString: $0) } ?? newPath
             let path = status == .deleted ? oldPath : newPath
-            files.append(DiffStat.File(
+            files.append(FileChanges.File(
                 path: path, oldPath: status == .renamed || status == .copied ? oldPath : nil, status: status,
                 insertions: binary ? 0 : additions, deletions: binary ? 0 : removals, isBinary: binary))
         }
-        return DiffStat(files: files)
+        return FileChanges(files: files)
     }
 
     /// The unified patch of this repository's working directory against `base`: byte for byte
@@ -69,7 +69,7 @@ extension Repository {
 
     /// ``diffStat(against:)`` of the linked worktree at `worktreePath`, which must belong to
     /// this repository (`.notAWorktree` otherwise).
-    public func diffStat(worktreePath: String, base: Revision) throws -> DiffStat {
+    public func diffStat(worktreePath: String, base: Revision) throws -> FileChanges {
         try openWorktreeRepository(worktreePath).diffStat(against: base)
     }
 
@@ -134,7 +134,7 @@ extension Repository {
         return diff
     }
 
-    static func status(of delta: git_delta_t) -> DiffStat.File.Status? {
+    static func status(of delta: git_delta_t) -> FileChanges.File.Status? {
         switch delta {
         case GIT_DELTA_ADDED, GIT_DELTA_UNTRACKED: .added
         case GIT_DELTA_DELETED: .deleted

@@ -7,7 +7,7 @@ import Glibc
 /// `Repository` is not thread-safe, so it is deliberately not `Sendable`: use it from one thread
 /// at a time, never on Swift's cooperative pool. From async code, go through
 /// ``RepositoryActor``, which owns a `Repository` and runs every call on its own thread.
-/// Results are copied into `Sendable` values (``OID``, ``WorktreeInfo``, ``DiffStat``) at once.
+/// Results are copied into `Sendable` values (``OID``, ``WorktreeInfo``, ``FileChanges``) at once.
 public final class Repository {
     let pointer: OpaquePointer
 

@@ -55,7 +55,7 @@ public actor RepositoryActor {
     @discardableResult
     public func pruneStale() throws -> [String] { try withRepository { try $0.pruneStale() } }
 
-    public func diffStat(worktreePath: String, base: Revision) throws -> DiffStat {
+    public func diffStat(worktreePath: String, base: Revision) throws -> FileChanges {
         try withRepository { try $0.diffStat(worktreePath: worktreePath, base: base) }
     }
 
@@ -63,7 +63,7 @@ public actor RepositoryActor {
         try withRepository { try $0.diff(worktreePath: worktreePath, base: base) }
     }
 
-    public func branchDiffStat(worktreePath: String, base: String) throws -> DiffStat {
+    public func branchDiffStat(worktreePath: String, base: String) throws -> FileChanges {
         try withRepository { try $0.branchDiffStat(worktreePath: worktreePath, base: base) }
     }
 

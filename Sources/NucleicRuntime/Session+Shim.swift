@@ -5,6 +5,7 @@ public import NucleicAdapters
 import NucleicApprovals
 public import NucleicProtocol
 import NucleicStore
+import NucleicSystem
 
 /// A session whose agent runs under a shim (docs/ARCHITECTURE.md, "Shims"): the shim writes the
 /// raw journal, and this actor reads it — the journal is the queue between them.

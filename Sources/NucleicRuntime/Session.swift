@@ -451,16 +451,8 @@ public actor Session {
     }
 }
 
-/// Why a session refused a request.
-public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
-    public let code: HostMsg.ErrorCode
-    public let message: String
-
-    public init(_ code: HostMsg.ErrorCode, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
+/// The runtime's refusals as the host's: an approval's or a codec's error, with its code mapped.
+extension SessionError {
     init(_ error: ApprovalError) {
         self.init(error.errorCode, error.message)
     }
@@ -474,6 +466,4 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         }
         self.init(code, error.message)
     }
-
-    public var description: String { "\(code.rawValue): \(message)" }
 }

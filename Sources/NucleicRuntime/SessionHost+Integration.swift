@@ -1,17 +1,9 @@
 import NucleicGit
 public import NucleicProtocol
 import NucleicStore
+import NucleicSystem
 
 extension SessionHost {
-    /// What `integrate` did.
-    public enum IntegrationOutcome: Sendable, Hashable {
-        case integrated(commit: String, fastForward: Bool, changedPaths: [String])
-        /// Nothing changed anywhere; `reason`: conflicted, dirtyBase, baseMoved, nothingToIntegrate.
-        case refused(reason: String, paths: [String], message: String)
-        /// `--resolve-with-agent`: the agent was asked to bring its branch up to date.
-        case askedAgent
-    }
-
     /// Brings a finished session's branch onto its base (docs/INTEGRATION.md): snapshot of the
     /// worktree's uncommitted work, merge / rebase / squash worked out in memory, the base moved
     /// only when nothing of the user's would be overwritten.

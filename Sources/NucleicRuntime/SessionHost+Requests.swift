@@ -71,7 +71,7 @@ extension SessionHost {
         } catch { throw SessionError(.notFound, "session \(id) has no transcript: \(error)") }
     }
 
-    public func diff(_ id: SessionID, statOnly: Bool) async throws(SessionError) -> (NucleicProtocol.DiffStat, [FileStat], String?) {
+    public func diff(_ id: SessionID, statOnly: Bool) async throws(SessionError) -> (DiffStat, [FileStat], String?) {
         let record = try await sessionRecord(id)
         guard let worktree = record.worktreePath, access(worktree, F_OK) == 0 else {
             throw SessionError(.notFound, "session \(id)'s worktree is gone (status \(record.status.rawValue))")
@@ -85,7 +85,7 @@ extension SessionHost {
             let files = stat.files.map {
                 FileStat(path: $0.path, change: $0.status.rawValue, insertions: $0.insertions, deletions: $0.deletions, isBinary: $0.isBinary)
             }
-            let summary = NucleicProtocol.DiffStat(files: stat.filesChanged, insertions: stat.insertions, deletions: stat.deletions)
+            let summary = DiffStat(files: stat.filesChanged, insertions: stat.insertions, deletions: stat.deletions)
             _ = try? await store.update(session: id, diffStat: summary)
             return (summary, files, patch)
         } catch { throw SessionError(.internalError, "diffing session \(id): \(error)") }
@@ -170,14 +170,6 @@ extension SessionHost {
             throw SessionError(.notReady, "session \(id)'s agent is not running")
         }
         try await session.interrupt()
-    }
-
-    /// What `discard` did.
-    public struct DiscardOutcome: Sendable, Hashable {
-        /// The commit holding the work the worktree had uncommitted, now the branch's tip.
-        public var snapshot: String?
-        public var branch: String
-        public var branchDeleted: Bool
     }
 
     /// Stops the agent, commits the worktree's uncommitted work onto the session branch (a

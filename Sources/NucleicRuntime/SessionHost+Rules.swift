@@ -2,6 +2,7 @@ import NucleicAdapters
 import NucleicApprovals
 public import NucleicProtocol
 import NucleicStore
+import NucleicSystem
 
 /// The host's permission rules: stored in the store with provenance, held in memory by the
 /// `RuleBook` every session consults, listed, added, removed and explained for clients.

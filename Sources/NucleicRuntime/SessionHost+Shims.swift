@@ -4,6 +4,7 @@ import Glibc
 import NucleicAdapters
 import NucleicProtocol
 import NucleicStore
+import NucleicSystem
 import Synchronization
 
 extension SessionHost {

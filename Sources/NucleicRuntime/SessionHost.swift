@@ -13,7 +13,7 @@ public import NucleicStore
 /// the live `Session` actors, starts at most `maxRunning` agents at once (the rest wait as
 /// `queued`), mirrors every session's status and summary into the store, and on start-up
 /// brings back sessions a previous host left running as `awaitingInput`.
-public actor SessionHost {
+public actor SessionHost: SessionService {
     public struct Configuration: Sendable {
         public var home: NucleicHome
         /// Backend manifests by name (`claude`, `codex`).
@@ -50,12 +50,7 @@ public actor SessionHost {
     }
 
     /// What the host tells its listeners.
-    public enum Notification: Sendable, Hashable {
-        case events(SessionID, [SequencedEvent])
-        case sessionUpdated(SessionSummary)
-        case approvalRequested(ApprovalRequest)
-        case approvalResolved(SessionID, ApprovalResolution)
-    }
+    public typealias Notification = HostNotification
 
     struct Live {
         var session: Session

@@ -2,12 +2,12 @@
 import Glibc
 #endif
 public import NucleicProtocol
-public import NucleicRuntime
 public import NucleicSockets
 
-/// Serves the message set of docs/PROTOCOL.md to the `SessionHost`, whatever the transport: the
-/// local socket (every connection from the owner's uid gets the `control` scope) and, through
-/// `RemoteServer`, paired devices over Noise (each with its device's scope).
+/// Serves the message set of docs/PROTOCOL.md to a `SessionService` (the daemon's
+/// `SessionHost`), whatever the transport: the local socket (every connection from the owner's
+/// uid gets the `control` scope) and, through `RemoteServer`, paired devices over Noise (each
+/// with its device's scope).
 ///
 /// ### Invariants
 /// - Every message is checked against the client's scope before anything happens; a message
@@ -15,7 +15,7 @@ public import NucleicSockets
 /// - Replies carry the request's `requestID`; pushed messages carry none.
 public final class LocalServer: Sendable {
     public static let protocolVersion: Int64 = 1
-    public let host: SessionHost
+    public let host: any SessionService
     public let listener: UnixListener
     /// Devices and invites; nil when the daemon has no pairing (tests of the local socket).
     public let pairing: Pairing?
@@ -24,7 +24,7 @@ public final class LocalServer: Sendable {
     /// Called when a client asks the daemon to shut down.
     let onShutdown: @Sendable (Bool) async -> Void
 
-    public init(host: SessionHost, listener: UnixListener, hostVersion: String, pairing: Pairing? = nil,
+    public init(host: any SessionService, listener: UnixListener, hostVersion: String, pairing: Pairing? = nil,
                 onShutdown: @escaping @Sendable (Bool) async -> Void) {
         self.host = host
         self.listener = listener
@@ -338,7 +338,7 @@ actor ClientState {
 
     func unsubscribe(_ id: SessionID) { subscriptions[id] = nil }
 
-    func forward(_ notification: SessionHost.Notification, server: LocalServer) {
+    func forward(_ notification: HostNotification, server: LocalServer) {
         switch notification {
         case .events(let id, let events):
             guard var subscription = subscriptions[id] else { return }

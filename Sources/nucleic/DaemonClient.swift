@@ -6,6 +6,7 @@ import NucleicProtocol
 import NucleicRuntime
 import NucleicSync
 import NucleicSockets
+import NucleicSystem
 
 /// The CLI's connection to the daemon, started on demand.
 ///

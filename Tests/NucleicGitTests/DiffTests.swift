@@ -8,7 +8,7 @@ import Testing
     /// scratch copy of the worktree's index (`GIT_INDEX_FILE`) after `git add -A`, so the
     /// worktree itself is not touched.
     struct GitView {
-        var stat: [DiffStat.File]
+        var stat: [FileChanges.File]
         var shortstat: String
         var patch: String
     }
@@ -25,11 +25,11 @@ import Testing
         let patch = try GitCLI.ok(["diff", "--cached", "-M", base], in: worktree, environment: env)
 
         // --name-status -z: "X\0path\0" or "Rnnn\0old\0new\0".
-        var statuses: [String: (DiffStat.File.Status, String?)] = [:]
+        var statuses: [String: (FileChanges.File.Status, String?)] = [:]
         var fields = names.split(separator: "\0", omittingEmptySubsequences: false).map(String.init)
         while fields.count >= 2 {
             let letter = fields.removeFirst()
-            let status: DiffStat.File.Status = switch letter.prefix(1) {
+            let status: FileChanges.File.Status = switch letter.prefix(1) {
             case "A": .added
             case "D": .deleted
             case "R": .renamed
@@ -45,7 +45,7 @@ import Testing
             }
         }
         // --numstat -z: "ins\tdel\tpath\0" or "ins\tdel\t\0old\0new\0"; "-\t-" for binary.
-        var files: [DiffStat.File] = []
+        var files: [FileChanges.File] = []
         var records = numstat.split(separator: "\0", omittingEmptySubsequences: false).map(String.init)
         while let record = records.first, !record.isEmpty {
             records.removeFirst()
@@ -54,7 +54,7 @@ import Testing
             if path.isEmpty { _ = records.removeFirst(); path = records.removeFirst() }
             let binary = parts[0] == "-"
             let (status, old) = try #require(statuses[path], "no status for \(path)")
-            files.append(DiffStat.File(path: path, oldPath: old, status: status, insertions: Int(parts[0]) ?? 0, deletions: Int(parts[1]) ?? 0, isBinary: binary))
+            files.append(FileChanges.File(path: path, oldPath: old, status: status, insertions: Int(parts[0]) ?? 0, deletions: Int(parts[1]) ?? 0, isBinary: binary))
         }
         return GitView(stat: files.sorted { $0.path < $1.path }, shortstat: shortstat.trimmingCharacters(in: .whitespacesAndNewlines), patch: patch)
     }
@@ -163,7 +163,7 @@ import Testing
         #expect(try repository.diffStat(worktreePath: wt, base: "main").isEmpty)
         // Against an older base, the base's own history shows.
         let stat = try repository.diffStat(worktreePath: wt, base: .commit(try #require(OID(hex: try fixture.tip("main~1")))))
-        #expect(stat.files == [DiffStat.File(path: "src/price.swift", status: .modified, insertions: 1, deletions: 1)])
+        #expect(stat.files == [FileChanges.File(path: "src/price.swift", status: .modified, insertions: 1, deletions: 1)])
         #expect(stat.description == "1 file changed, 1 insertion(+), 1 deletion(-)")
     }
 

@@ -17,13 +17,13 @@ import NucleicSystem
         try fixture.write("added.txt", "one\ntwo\n", in: path)
 
         // Many concurrent callers, one thread: every answer is the same and right.
-        let stats = try await withThrowingTaskGroup(of: DiffStat.self) { group in
+        let stats = try await withThrowingTaskGroup(of: FileChanges.self) { group in
             for _ in 0..<20 {
                 group.addTask { try await repository.diffStat(worktreePath: path, base: "main") }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        let expected = DiffStat(files: [DiffStat.File(path: "added.txt", status: .added, insertions: 2, deletions: 0)])
+        let expected = FileChanges(files: [FileChanges.File(path: "added.txt", status: .added, insertions: 2, deletions: 0)])
         #expect(stats.count == 20 && stats.allSatisfy { $0 == expected })
         #expect(try await repository.diff(worktreePath: path, base: "main").contains("+two"))
         #expect(try await repository.listWorktrees().map(\.name) == ["async"])

@@ -1,6 +1,6 @@
 public import NucleicProtocol
-public import NucleicRuntime
 public import NucleicStore
+import NucleicSystem
 public import NucleicWire
 public import NucleicSockets
 

@@ -1,7 +1,7 @@
 import Glibc
 import NucleicProtocol
-import NucleicRuntime
 import NucleicStore
+import NucleicSystem
 import NucleicWire
 import Synchronization
 public import NucleicSockets

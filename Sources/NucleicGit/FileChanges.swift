@@ -2,7 +2,7 @@
 ///
 /// Counts follow `git diff --numstat`: lines inserted and deleted per file; a binary file counts
 /// no lines and is flagged instead. Untracked files count as added.
-public struct DiffStat: Sendable, Hashable, CustomStringConvertible {
+public struct FileChanges: Sendable, Hashable, CustomStringConvertible {
     /// One changed file.
     public struct File: Sendable, Hashable {
         /// How a file changed.
@@ -40,7 +40,7 @@ public struct DiffStat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Nothing changed.
-    public static let empty = DiffStat(files: [])
+    public static let empty = FileChanges(files: [])
 
     public var filesChanged: Int { files.count }
     public var insertions: Int { files.reduce(0) { $0 + $1.insertions } }
