@@ -17,7 +17,7 @@ public import NucleicProtocol
 /// call: all but the last of such a group are written with `"rawMore":true`, so that a crash in
 /// the middle of a group is seen on open and the whole group cut. `lastRawOffset` then always
 /// names a raw line whose events are all in the transcript, and a restarted reader of the raw
-/// journal resumes with the record after it (issue 9).
+/// journal resumes with the record after it (an adopting daemon, docs/STORE.md).
 ///
 /// Append-only and locked (`flock`) while open: one writer. Not `Sendable`, and every call
 /// blocks on the file: owned by one session and called from its serial executor. Readers

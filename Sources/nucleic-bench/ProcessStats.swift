@@ -102,7 +102,7 @@ enum ProcessStats {
     }
 
     /// The agents below this process: its live children, except that a session shim (`nucleic
-    /// shim`, the agent's parent since issue 9) stands for the children it started.
+    /// shim`, the agent's parent) stands for the children it started.
     static func agentPIDs() -> [Int32] {
         childPIDs().flatMap { pid -> [Int32] in
             let arguments = (readSmallFile("/proc/\(pid)/cmdline") ?? "").split(separator: "\0")

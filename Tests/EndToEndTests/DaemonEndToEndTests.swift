@@ -266,7 +266,7 @@ import Testing
         }
     }
 
-    /// Issue 9 with the real Claude Code CLI: the daemon is SIGKILLed right after the start and
+    /// Sessions outlive the daemon, with the real Claude Code CLI: the daemon is SIGKILLed right after the start and
     /// again while Claude waits for an approval; each next daemon adopts its shim, the
     /// approval is still pending under the same id, the answer reaches the same Claude process,
     /// and the transcript equals an undisturbed run's, event for event.

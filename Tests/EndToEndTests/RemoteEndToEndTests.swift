@@ -5,7 +5,7 @@ import NucleicRuntime
 import NucleicTestSupport
 import Testing
 
-/// `nucleic remote` against the real daemon over TCP on 127.0.0.1 (issue 8): a replay session
+/// `nucleic remote` against the real daemon over TCP on 127.0.0.1: a replay session
 /// with an approval, two terminal clients paired as devices; one answers, the other's card says
 /// "approved on <label>"; a watch killed and restarted resumes from its last seq with nothing
 /// missed and nothing doubled.

@@ -4,7 +4,7 @@ import NucleicRuntime
 import NucleicTestSupport
 import Testing
 
-/// Sessions outlive the daemon (issue 9): SIGKILL the daemon at seeded random moments while a
+/// Sessions outlive the daemon: SIGKILL the daemon at seeded random moments while a
 /// replay session streams and holds approvals; every restart adopts the session's shim exactly
 /// once and carries on. The transcript must come out as an undisturbed run's: seq contiguous,
 /// the same events, every approval answered once (the replay agent itself rejects a second

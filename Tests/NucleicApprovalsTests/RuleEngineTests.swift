@@ -11,7 +11,7 @@ func rule(_ text: String, _ behavior: Rule.Behavior = .allow, id: String? = nil,
          provenance: Rule.Provenance(createdBy: "user:ana", createdAt: Timestamp(millisecondsSince1970: 0)), message: message)
 }
 
-/// The must-show corpus of issue 5: with a realistic rule set, hostile commands are never
+/// The corpus of docs/APPROVALS.md: with a realistic rule set, hostile commands are never
 /// allowed, and benign ones are asked about at most 5% of the time.
 @Suite struct RuleEngineTests {
     static let rules: [Rule] = [
