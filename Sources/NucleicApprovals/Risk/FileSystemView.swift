@@ -17,6 +17,14 @@ public protocol FileSystemView: Sendable {
     func contentsOfDirectory(atPath path: String) -> [String]?
 }
 
+/// A file system with no links and no folders (for relative-path arithmetic only).
+struct NoFileSystem: FileSystemView {
+    let home: String
+    var homeDirectory: String { home }
+    func symbolicLinkTarget(atPath path: String) -> String? { nil }
+    func contentsOfDirectory(atPath path: String) -> [String]? { nil }
+}
+
 /// The machine's file system (`lstat`/`readlink`, `opendir`).
 public struct LocalFileSystem: FileSystemView {
     public let homeDirectory: String

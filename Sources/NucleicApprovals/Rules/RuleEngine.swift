@@ -227,11 +227,3 @@ public struct RuleEngine: Sendable {
         }
     }
 }
-
-/// A file system with no links and no folders (for relative-path arithmetic only).
-struct NoFileSystem: FileSystemView {
-    let home: String
-    var homeDirectory: String { home }
-    func symbolicLinkTarget(atPath path: String) -> String? { nil }
-    func contentsOfDirectory(atPath path: String) -> [String]? { nil }
-}

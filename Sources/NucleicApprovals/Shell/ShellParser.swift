@@ -451,12 +451,17 @@ struct ShellParserCore {
         let nameWord = try parseWord()
         guard let name = nameWord.staticValue, !name.isEmpty else { throw fail("a function needs a plain name") }
         skipBlanks()
-        if peek() == .openParen {
-            i += 1
-            skipBlanks()
-            guard peek() == .closeParen else { throw fail("expected ‘)’ after ‘\(name)(’") }
-            i += 1
-        }
+        if peek() == .openParen { return try parseFunctionRest(name) }
+        skipLinebreaks()
+        return .function(name: name, body: try parseCommand())
+    }
+
+    /// A function definition from the `(` after its name: `)`, then its body.
+    mutating func parseFunctionRest(_ name: String) throws(ShellParseError) -> ShellCommand {
+        i += 1
+        skipBlanks()
+        guard peek() == .closeParen else { throw fail("expected ‘)’ after ‘\(name)(’") }
+        i += 1
         skipLinebreaks()
         return .function(name: name, body: try parseCommand())
     }
@@ -479,12 +484,7 @@ struct ShellParserCore {
                 guard words.count == 1, assignments.isEmpty, redirections.isEmpty, let name = words[0].staticValue, !name.isEmpty else {
                     throw fail("unexpected ‘(’")
                 }
-                i += 1
-                skipBlanks()
-                guard peek() == .closeParen else { throw fail("expected ‘)’ after ‘\(name)(’") }
-                i += 1
-                skipLinebreaks()
-                return .function(name: name, body: try parseCommand())
+                return try parseFunctionRest(name)
             }
             if c == .less || c == .greater {
                 if peek(1) == .openParen {
