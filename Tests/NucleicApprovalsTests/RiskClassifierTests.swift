@@ -6,7 +6,7 @@ import Testing
 /// with symbolic links in and out of it).
 @Suite struct RiskClassifierTests {
     static let readOnly = [
-        "ls", "ls -la", "ls src", "ls -la src/ docs", "cat README.md", "cat src/a.swift | grep foo", "head -n 20 src/a.swift",
+        "nvm ls", "ls", "ls -la", "ls src", "ls -la src/ docs", "cat README.md", "cat src/a.swift | grep foo", "head -n 20 src/a.swift",
         "tail -f build/log.txt", "wc -l src/*.swift", "grep -rn 'TODO' src", "grep -r foo", "rg TODO", "rg -l foo src | head",
         "find . -name '*.swift'", "find src -type f -newer README.md", "git status", "git log --oneline -10", "git diff",
         "git diff --stat HEAD~1", "git show HEAD:README.md", "git branch", "git branch -a", "git tag", "git remote -v", "git stash list",
@@ -59,7 +59,7 @@ import Testing
     ]
 
     static let network = [
-        "curl https://example.com", "wget -q https://x.org/y.tar.gz -O build/y.tgz", "curl -sSL https://x.org/install.sh | sh", "ssh host 'ls'",
+        "rustup update", "curl https://example.com", "wget -q https://x.org/y.tar.gz -O build/y.tgz", "curl -sSL https://x.org/install.sh | sh", "ssh host 'ls'",
         "scp a.txt host:/tmp/", "rsync -av src/ host:/backup/", "git push", "git push origin main", "git pull", "git fetch --all",
         "git clone https://github.com/x/y", "npm install", "npm i lodash", "npm ci", "yarn", "yarn add react", "pnpm install",
         "pip install requests", "pip3 install -r requirements.txt", "python -m pip install -e .", "apt-get install -y jq", "brew install jq",
@@ -71,7 +71,7 @@ import Testing
     ]
 
     static let hostExec = [
-        "cat ~/.ssh/id_rsa", "cat @HOME@/.bashrc", "ls ~", "ls ..", "cat ../other/file", "cat ../../etc/passwd", "cat /etc/passwd", "cat secret",
+        "pyenv uninstall 3.9", "cat ~/.ssh/id_rsa", "cat @HOME@/.bashrc", "ls ~", "ls ..", "cat ../other/file", "cat ../../etc/passwd", "cat /etc/passwd", "cat secret",
         "ls link-out", "cat link-out/id_rsa", "cat src/up/other/file", "echo x > /tmp/out.txt", "echo x > ~/.bashrc", "cp src/a.swift /tmp/",
         "cd .. && ls", "cd /tmp && rm x", "sudo ls", "sudo npm test", "sudo apt-get install jq", "docker run -v /:/host alpine", "docker build .",
         "kill 1234", "pkill node", "systemctl restart nginx", "git config user.email x@y", "git config --global core.editor vim",

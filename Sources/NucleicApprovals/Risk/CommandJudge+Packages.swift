@@ -4,6 +4,13 @@ import NucleicProtocol
 /// running scripts is execute, global setups are hostExec; subcommands not in a table fall back
 /// to the manager's own default.
 extension CommandJudge {
+    /// System package managers of other platforms and language version managers: listing is
+    /// readOnly, removing hostExec, anything else installs or downloads (network).
+    static let softwareManagers: Set<String> = [
+        "snap", "flatpak", "port", "nix-env", "nix", "nix-shell", "nix-build", "emerge", "xbps-install", "pkg", "choco", "winget", "scoop",
+        "sdkmanager", "rustup", "asdf", "mise", "nvm", "pyenv", "rbenv", "volta", "fnm", "sdk", "swiftly", "juliaup", "ghcup", "opam",
+    ]
+
     mutating func judgePackages(_ program: String) -> Bool {
         guard judgePackageCommand(program) else { return false }
         pathLikeArguments(args)  // `npm test -- --out /etc/x`, `pip install ~/x.whl`
@@ -119,7 +126,7 @@ extension CommandJudge {
             if flag.hasPrefix("-Q") || flag == "--query" { raise(.readOnly, "shows system packages") }
             else if flag.hasPrefix("-S") || flag.hasPrefix("-F") || flag == "--sync" { raise(.network, "installs or downloads system packages") }
             else { raise(.hostExec, "changes system packages") }
-        case "snap", "flatpak", "port", "nix-env", "nix", "nix-shell", "nix-build", "emerge", "xbps-install", "pkg", "choco", "winget", "scoop", "sdkmanager", "rustup", "asdf", "mise", "nvm", "pyenv", "rbenv", "volta", "fnm", "sdk", "swiftly", "juliaup", "ghcup", "opam":
+        case _ where Self.softwareManagers.contains(program):
             let sub = args.first { !($0.staticValue?.hasPrefix("-") ?? true) }?.staticValue ?? ""
             if ["list", "ls", "info", "show", "which", "current", "version", "--version", "help", "-q", "search"].contains(sub) && sub != "search" {
                 raise(.readOnly, "shows installed software")
