@@ -54,6 +54,17 @@ extension CommandJudge {
         "emacs": ("", [], "edits"), "ed": ("p", [], "edits"), "ex": ("c", [], "edits"), "micro": ("", [], "edits"), "pico": ("", [], "edits"),
     ]
 
+    /// Programs that change disks or file systems: destructive whatever their arguments.
+    static let diskTools: Set<String> = [
+        "mkfs", "mke2fs", "mkswap", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "wipefs", "blkdiscard", "cryptsetup",
+        "mdadm", "lvremove", "vgremove", "pvremove", "hdparm", "fsck", "e2fsck", "tune2fs", "badblocks", "zpool",
+    ]
+
+    /// Compressors: in place unless they write to stdout or only list or test.
+    static let compressors: Set<String> = [
+        "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd", "lz4", "compress", "uncompress", "pigz", "brotli",
+    ]
+
     mutating func judgeFiles(_ program: String) -> Bool {
         switch program {
         case "sed": judgeSed()
@@ -105,8 +116,7 @@ extension CommandJudge {
                 if v.hasPrefix("of=") { write(.literal(String(v.dropFirst(3)))) }
                 if v.hasPrefix("if=") { read(.literal(String(v.dropFirst(3)))) }
             }
-        case "mkfs", "mke2fs", "mkswap", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "wipefs", "blkdiscard", "cryptsetup",
-            "mdadm", "lvremove", "vgremove", "pvremove", "hdparm", "fsck", "e2fsck", "tune2fs", "badblocks", "zpool":
+        case _ where Self.diskTools.contains(program):
             raise(.destructive, "\(program) changes disks or file systems")
         case "tar": judgeTar()
         case "unzip":
@@ -126,7 +136,7 @@ extension CommandJudge {
             if !operands.isEmpty { write(operands.removeFirst()) }
             if o.hasAny("-m", "--move") { write(operands) } else { read(operands) }
             raise(.write, "writes an archive")
-        case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd", "lz4", "compress", "uncompress", "pigz", "brotli":
+        case _ where Self.compressors.contains(program):
             let o = options("bSoT#", ["suffix", "output", "threads"])
             if o.hasAny("-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") {
                 read(o.operands)
