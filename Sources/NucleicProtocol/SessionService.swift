@@ -15,6 +15,9 @@ public protocol SessionService: Actor {
     func summary(_ id: SessionID) async throws(SessionError) -> SessionSummary
     /// The events of a session after `seq`, oldest first.
     func events(_ id: SessionID, after seq: Int64) async throws(SessionError) -> [SequencedEvent]
+    /// The events of a session after `seq`, read a page at a time from one opened transcript (a
+    /// backlog of any length, in bounded memory).
+    func eventPages(_ id: SessionID, after seq: Int64) async throws(SessionError) -> any EventPages
     func startSession(_ request: ClientMsg.StartSession) async throws(SessionError) -> SessionSummary
     func sendInput(_ id: SessionID, _ text: String) async throws(SessionError)
     func interrupt(_ id: SessionID) async throws(SessionError)
@@ -63,4 +66,11 @@ public struct DiscardOutcome: Sendable, Hashable {
         self.branch = branch
         self.branchDeleted = branchDeleted
     }
+}
+
+/// A session's events after some seq, read in pages, oldest first, up to the last event that
+/// existed when the reader was made.
+public protocol EventPages: Sendable {
+    /// The next `limit` events at most; empty once everything was read.
+    func next(limit: Int) async throws(SessionError) -> [SequencedEvent]
 }

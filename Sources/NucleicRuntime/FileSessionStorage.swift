@@ -58,10 +58,13 @@ public final class FileSessionStorage: SessionStorage, Sendable {
         files.withLock { $0.transcript.lastSeq }
     }
 
-    /// Events from `seq` on, read from the transcript as it is now.
-    public func events(from seq: Int64) throws -> [SequencedEvent] {
+    /// Events from `seq` on, read from the transcript as it is now: all of them, or the first
+    /// `limit`.
+    public func events(from seq: Int64, limit: Int? = nil) throws -> [SequencedEvent] {
         try files.withLock { files throws(StoreError) -> [SequencedEvent] in
-            try files.transcript.read(from: seq).collect()
+            let cursor = try files.transcript.read(from: seq)
+            if let limit { return try cursor.collect(limit: limit) }
+            return try cursor.collect()
         }
     }
 

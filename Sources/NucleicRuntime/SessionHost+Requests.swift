@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,6 +69,18 @@ extension SessionHost {
             let transcript = try SessionFolder(home: configuration.home.path, session: id).openTranscript()
             defer { transcript.close() }
             return try transcript.read(from: seq + 1).collect()
+        } catch { throw SessionError(.notFound, "session \(id) has no transcript: \(error)") }
+    }
+
+    /// Events after `seq` a page at a time: a live session's from its open transcript (each
+    /// page found by the seq index), a stored one's through one cursor over the transcript
+    /// opened once (opening checks the whole file).
+    public func eventPages(_ id: SessionID, after seq: Int64) async throws(SessionError) -> any EventPages {
+        if let entry = live[id] { return LiveEventPages(storage: entry.storage, after: seq) }
+        do {
+            let transcript = try SessionFolder(home: configuration.home.path, session: id).openTranscript()
+            defer { transcript.close() }
+            return StoredEventPages(cursor: try transcript.read(from: seq + 1))
         } catch { throw SessionError(.notFound, "session \(id) has no transcript: \(error)") }
     }
 
@@ -355,5 +368,40 @@ extension SessionHost {
             backend: codecName, cli: record.backend, argv: [launch.executable] + launch.arguments, scenario: record.title),
                    launch: launch, options: options, status: record.status, projectID: record.projectID, worktree: worktree)
         if runningCount < configuration.maxRunning { try await run(record.id) } else { queue.append(record.id) }
+    }
+}
+
+/// Pages of a live session's transcript, each read by seq through the transcript's index.
+final class LiveEventPages: EventPages {
+    private let storage: FileSessionStorage
+    private let last = Mutex<Int64>(0)
+
+    init(storage: FileSessionStorage, after seq: Int64) {
+        self.storage = storage
+        last.withLock { $0 = seq }
+    }
+
+    func next(limit: Int) async throws(SessionError) -> [SequencedEvent] {
+        let after = last.withLock { $0 }
+        let page: [SequencedEvent]
+        do { page = try storage.events(from: after + 1, limit: limit) } catch { throw SessionError(.internalError, "\(error)") }
+        if let end = page.last?.seq { last.withLock { $0 = end } }
+        return page
+    }
+}
+
+/// Pages of a stored session's transcript through one cursor (which keeps its own descriptor).
+final class StoredEventPages: EventPages, @unchecked Sendable {  // the cursor is only used under `lock`
+    private let lock = Mutex(())
+    private let cursor: TranscriptCursor
+
+    init(cursor: TranscriptCursor) {
+        self.cursor = cursor
+    }
+
+    func next(limit: Int) async throws(SessionError) -> [SequencedEvent] {
+        do {
+            return try lock.withLock { _ throws(StoreError) in try cursor.collect(limit: limit) }
+        } catch { throw SessionError(.internalError, "\(error)") }
     }
 }

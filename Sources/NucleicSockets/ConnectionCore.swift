@@ -47,6 +47,8 @@ final class ConnectionCore: Sendable {
         /// the latest. Sends are refused, received bytes dropped; the thread writes the queue,
         /// shuts the write side, reads until the peer closes, then ends.
         var closing: (reason: SocketError, deadline: ContinuousClock.Instant)?
+        /// Tasks waiting for the queue to drain below their bound (`waitUntilQueued(below:)`).
+        var drainWaiters: [(bound: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     /// What a received frame costs against `maxBufferedIncomingBytes` beyond its payload, so a
@@ -108,6 +110,33 @@ final class ConnectionCore: Sendable {
             return readers
         }
         for reader in readers { reader.resume(returning: nil) }
+    }
+
+    /// Returns once fewer than `bound` bytes wait to be written, or the connection has ended: a
+    /// sender of many messages (a long backlog) waits here between them, so what it queues stays
+    /// bounded whatever the peer's reading speed.
+    func waitUntilQueued(below bound: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.end != nil || state.outgoingBytes < bound { return true }
+                state.drainWaiters.append((bound, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Takes the drain waiters whose bound the queue is now under (all of them once ended).
+    private static func takeDrained(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard !state.drainWaiters.isEmpty else { return [] }
+        let ended = state.end != nil
+        var ready: [CheckedContinuation<Void, Never>] = []
+        state.drainWaiters.removeAll { waiter in
+            guard ended || state.outgoingBytes < waiter.bound else { return false }
+            ready.append(waiter.continuation)
+            return true
+        }
+        return ready
     }
 
     /// Bytes queued and not yet written.
@@ -209,8 +238,8 @@ final class ConnectionCore: Sendable {
     /// finishes the readers (after the frames already received, unless `discardIncoming`), wakes
     /// the thread so it closes the socket (`ended()` waiters are woken by the thread after that).
     func end(_ reason: SocketError, discardIncoming: Bool) {
-        let (senders, readers) = state.withLock { state in
-            guard state.end == nil else { return ([SendWaiter](), [CheckedContinuation<[UInt8]?, Never>]()) }
+        let (senders, readers, drained) = state.withLock { state in
+            guard state.end == nil else { return ([SendWaiter](), [CheckedContinuation<[UInt8]?, Never>](), [CheckedContinuation<Void, Never>]()) }
             state.end = reason
             state.discarding = discardIncoming
             let senders = state.outgoing[state.outgoingHead...].compactMap(\.waiter)
@@ -226,11 +255,12 @@ final class ConnectionCore: Sendable {
             let readers = state.readers.map(\.continuation)
             state.readers = []
             if !state.threadDone { wake.poke() }
-            return (senders, readers)
+            return (senders, readers, Self.takeDrained(&state))
         }
         let error = Self.sendError(reason)
         for sender in senders { sender.resume(returning: .failure(error)) }
         for reader in readers { reader.resume(returning: nil) }
+        for waiter in drained { waiter.resume() }
     }
 
     /// The error a send gets on a connection that ended with `reason`.
@@ -400,11 +430,14 @@ final class ConnectionCore: Sendable {
             }
             if written > 0 {
                 budget -= written
+                var drained: [CheckedContinuation<Void, Never>] = []
+                defer { for waiter in drained { waiter.resume() } }
                 let finished = state.withLock { state -> SendWaiter?? in
                     // Ended meanwhile (`close()`): the queue was emptied and its senders failed.
                     guard state.end == nil else { return nil }
                     state.outgoing[state.outgoingHead].offset += written
                     state.outgoingBytes -= written
+                    drained = Self.takeDrained(&state)
                     guard state.outgoing[state.outgoingHead].offset == bytes.count else { return nil }
                     let waiter = state.outgoing[state.outgoingHead].waiter
                     state.outgoing[state.outgoingHead] = Outgoing(bytes: [])

@@ -146,6 +146,11 @@ public final class LocalConnection: Sendable, CustomStringConvertible {
         core.closeAfterFlush(SocketError(.closed, "\(label) was closed by this side"), grace: grace)
     }
 
+    /// Returns once fewer than `bound` bytes wait to be written, or the connection has ended.
+    public func waitUntilQueued(below bound: Int) async {
+        await core.waitUntilQueued(below: bound)
+    }
+
     /// Why the connection ended, or nil while it is open.
     public var endReason: SocketError? { core.endReason }
 

@@ -67,6 +67,11 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// Bytes queued and not yet written.
     public var queuedByteCount: Int { core.outgoingByteCount }
 
+    /// Returns once fewer than `bound` bytes wait to be written, or the connection has ended.
+    public func waitUntilQueued(below bound: Int) async {
+        await core.waitUntilQueued(below: bound)
+    }
+
     /// Closes now; queued bytes are dropped.
     public func close(_ reason: String = "closed by this side") {
         core.end(SocketError(.closed, "the TCP connection with \(peer) was closed: \(reason)"), discardIncoming: true)

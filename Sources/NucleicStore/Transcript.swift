@@ -266,4 +266,11 @@ public final class TranscriptCursor {
         while let event = try next() { out.append(event) }
         return out
     }
+
+    /// The next `limit` events at most (a page of a long range).
+    public func collect(limit: Int) throws(StoreError) -> [SequencedEvent] {
+        var out: [SequencedEvent] = []
+        while out.count < limit, let event = try next() { out.append(event) }
+        return out
+    }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 public import NucleicProtocol
 public import NucleicSockets
+import NucleicSystem
 
 /// Serves the message set of docs/PROTOCOL.md to a `SessionService` (the daemon's
 /// `SessionHost`), whatever the transport: the local socket (every connection from the owner's
@@ -227,10 +228,21 @@ public struct ClientIdentity: Sendable, Hashable {
     }
 }
 
+extension HostMsg {
+    /// An `events` message with no events (a backlog page that filtering emptied).
+    var isEmptyEvents: Bool {
+        if case .events(_, let events) = body { return events.isEmpty }
+        return false
+    }
+}
+
 /// Where the messages for one served client go: queued without blocking the server; a sink whose
 /// transport fails or overflows closes its connection itself.
 protocol ClientSink: Sendable {
     func send(_ message: HostMsg)
+    /// Returns once what waits to be written to the client is under `bytes` (or its transport
+    /// has ended): a sender of many messages waits here between them.
+    func waitUntilQueued(below bytes: Int) async
 }
 
 /// The local socket's sink: one frame per message.
@@ -239,8 +251,13 @@ struct LocalSink: ClientSink {
 
     func send(_ message: HostMsg) {
         do { try connection.enqueue(WireMessages.encode(message)) } catch {
+            HostLog.warning("closed \(connection): \(error.message)")
             connection.close()
         }
+    }
+
+    func waitUntilQueued(below bytes: Int) async {
+        await connection.waitUntilQueued(below: bytes)
     }
 }
 
@@ -307,33 +324,64 @@ actor ClientState {
         return out
     }
 
+    /// Events per page of a backlog, and the queue a backlog waits under between pages.
+    static let backlogPageEvents = 2_000
+    static let backlogQueueBound = 4 * 1024 * 1024
+    /// A page is split while its encoding is larger than this (a frame holds at most 16 MiB).
+    static let backlogPageBytes = 8 * 1024 * 1024
+
     /// Subscribes and sends the reply: a snapshot (cold) or every event after `since` (warm),
     /// then the live events that arrived meanwhile, so there is no gap and no duplicate.
+    ///
+    /// A warm backlog of any length is sent in pages: the reply carries the first (with the
+    /// request's id), pushed `events` messages the rest, in order; between pages the client's
+    /// queue must drain under a bound, so a slow reader holds the sending back, not the memory.
     func subscribe(_ id: SessionID, since: Int64?, verbosity: ClientMsg.Verbosity, requestID: Int64?, server: LocalServer) async {
         subscriptions[id] = Subscription(verbosity: verbosity, delivered: since ?? 0, held: [])
-        let reply: HostMsg.Body
-        let last: Int64
+        var last: Int64
         do {
             let summary = try await server.host.summary(id)
-            let backlog = try await server.host.events(id, after: since ?? max(0, summary.lastSeq - 50))
-            last = backlog.last?.seq ?? (since ?? summary.lastSeq)
-            if since == nil {
-                let pending = try await server.host.pendingApprovals().filter { $0.sessionID == id }
-                reply = .snapshot(summary: summary, events: Self.filter(backlog, verbosity), pendingApprovals: pending, cursor: last)
+            if let since {
+                let pages = try await server.host.eventPages(id, after: since)
+                var page = try await pages.next(limit: Self.backlogPageEvents)
+                last = page.last?.seq ?? since
+                var messages = Self.messages(id, Self.filter(page, verbosity))
+                send(HostMsg(messages.removeFirst().body, requestID: requestID), server: server)
+                for message in messages { sink.send(message) }
+                while page.count == Self.backlogPageEvents, subscriptions[id] != nil {
+                    await sink.waitUntilQueued(below: Self.backlogQueueBound)
+                    page = try await pages.next(limit: Self.backlogPageEvents)
+                    guard let end = page.last?.seq else { break }
+                    last = end
+                    for message in Self.messages(id, Self.filter(page, verbosity)) where !message.isEmptyEvents { sink.send(message) }
+                }
             } else {
-                reply = .events(sessionID: id, events: Self.filter(backlog, verbosity))
+                let backlog = try await server.host.events(id, after: max(0, summary.lastSeq - 50))
+                last = backlog.last?.seq ?? summary.lastSeq
+                let pending = try await server.host.pendingApprovals().filter { $0.sessionID == id }
+                send(HostMsg(.snapshot(summary: summary, events: Self.filter(backlog, verbosity), pendingApprovals: pending, cursor: last),
+                             requestID: requestID), server: server)
             }
         } catch {
             subscriptions[id] = nil
             send(HostMsg(.error(code: error.code, message: error.message, sessionID: id), requestID: requestID), server: server)
             return
         }
-        send(HostMsg(reply, requestID: requestID), server: server)
+        guard subscriptions[id] != nil else { return }
         let later = (subscriptions[id]?.held ?? []).filter { $0.seq > last }
         subscriptions[id]?.held = nil
         subscriptions[id]?.delivered = later.last?.seq ?? last
         let filtered = live(later, id)
         if !filtered.isEmpty { send(HostMsg(.events(sessionID: id, events: filtered)), server: server) }
+    }
+
+    /// `events` as one `events` message, or as several when one would be too large for a frame
+    /// (always at least one message, empty when `events` is).
+    static func messages(_ id: SessionID, _ events: [SequencedEvent]) -> [HostMsg] {
+        let message = HostMsg(.events(sessionID: id, events: events))
+        guard events.count > 1, WireMessages.encode(message).count > backlogPageBytes else { return [message] }
+        let half = events.count / 2
+        return messages(id, Array(events[..<half])) + messages(id, Array(events[half...]))
     }
 
     func unsubscribe(_ id: SessionID) { subscriptions[id] = nil }

@@ -345,6 +345,10 @@ final class RemoteSink: ClientSink {
         }
     }
 
+    func waitUntilQueued(below bytes: Int) async {
+        await tcp.waitUntilQueued(below: bytes)
+    }
+
     /// Sends a last message, then closes once it is written (or after a second).
     func sendAndClose(_ message: HostMsg, reason: String) async {
         state.withLock { state in
