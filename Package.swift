@@ -35,9 +35,11 @@ let package = Package(
         .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicSockets", "CQRencode"]),
         // The phone's client core (docs/CLIENTS.md): platform-free, Foundation at most.
         .target(name: "NucleicRemoteKit", dependencies: ["NucleicProtocol", "NucleicWire"]),
+        // `nucleic serve` as a library value: the daemon's services and the group that runs them.
+        .target(name: "NucleicDaemon", dependencies: ["NucleicProtocol", "NucleicRuntime", "NucleicSync", "NucleicSockets", "NucleicSystem"]),
         .executableTarget(
             name: "nucleic",
-            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicRemoteKit", "NucleicSystem"]
+            dependencies: ["NucleicDaemon", "NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicRemoteKit", "NucleicSystem"]
         ),
         .executableTarget(
             name: "nucleic-bench",
@@ -55,6 +57,7 @@ let package = Package(
         .testTarget(
             name: "NucleicRemoteTests",
             dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
+        .testTarget(name: "NucleicDaemonTests", dependencies: ["NucleicDaemon", "NucleicRuntime", "NucleicSockets", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol"]),
         .testTarget(name: "NucleicRemoteKitTests", dependencies: ["NucleicRemoteKit", "NucleicWire", "NucleicProtocol"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
