@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime", "NucleicTestSupport"]),
         .testTarget(name: "NucleicSocketsTests", dependencies: ["NucleicSockets", "CShims", "NucleicTestSupport"]),
         .testTarget(
-            name: "NucleicRemoteTests",
+            name: "NucleicSyncTests",
             dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicDaemonTests", dependencies: ["NucleicDaemon", "NucleicRuntime", "NucleicSockets", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol", "NucleicTestSupport"]),
