@@ -51,19 +51,21 @@ let package = Package(
         .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit", "NucleicSystem"]),
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
+        // The built `nucleic` run as a child process (NucleicCommand), and the daemon harness on it.
+        .target(name: "NucleicHarness", dependencies: ["NucleicRuntime", "NucleicProtocol", "NucleicTestSupport"], path: "Tests/NucleicHarness"),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime", "NucleicTestSupport"]),
         .testTarget(name: "NucleicSocketsTests", dependencies: ["NucleicSockets", "CShims", "NucleicTestSupport"]),
         .testTarget(
             name: "NucleicSyncTests",
-            dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
+            dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport", "NucleicHarness"]),
         .testTarget(name: "NucleicDaemonTests", dependencies: ["NucleicDaemon", "NucleicRuntime", "NucleicSockets", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol", "NucleicTestSupport"]),
-        .testTarget(name: "NucleicRemoteKitTests", dependencies: ["NucleicRemoteKit", "NucleicWire", "NucleicProtocol"]),
+        .testTarget(name: "NucleicRemoteKitTests", dependencies: ["NucleicRemoteKit", "NucleicWire", "NucleicProtocol", "NucleicHarness"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicRuntime", "NucleicTestSupport"]
+            dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicRuntime", "NucleicTestSupport", "NucleicHarness"]
         ),
     ]
 )

@@ -1,20 +1,17 @@
 import Foundation
+import NucleicHarness
 import NucleicProtocol
 import NucleicRuntime
 import NucleicTestSupport
 import Testing
 
 /// A private Nucleic for one test: a temp `NUCLEIC_HOME`, a real git repository registered as a
-/// project, and the built `nucleic` CLI run against them as a user runs it. The daemon is the
+/// project, and the built `nucleic` CLI run against them as a user runs it (`NucleicCommand`,
+/// always a real child process, as is the daemon, never this process). The daemon is the
 /// one the CLI starts on demand; it inherits the CLI's environment, so what agents need (a mock
 /// model API's address, a private HOME, `NUCLEIC_CLAUDE_BIN`) goes in `environment`.
 final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons` is only touched by the one test that owns it
-    struct Run: CustomStringConvertible {
-        var status: ChildProcess.ExitStatus
-        var stdout: String
-        var stderr: String
-        var description: String { "\(status); stdout: \(stdout); stderr: \(stderr)" }
-    }
+    typealias Run = NucleicCommand.Run
 
     let root: String
     let home: String
@@ -75,12 +72,13 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     // MARK: Running the CLI
 
     func nucleic(_ arguments: [String]) async throws -> Run {
-        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: arguments, environment: environment, workingDirectory: root)
-        process.closeStdin()
-        async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
-        async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
-        let (o, e) = await (out, err)
-        return Run(status: await process.wait(), stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        try await NucleicCommand.run(arguments, environment: environment, workingDirectory: root)
+    }
+
+    /// The CLI started and left running (`remote watch`, `log --follow`), with `extra` added to
+    /// the harness's environment.
+    func start(_ arguments: [String], environment extra: [String: String] = [:], keepStdin: Bool = false) throws -> NucleicCommand {
+        try NucleicCommand(arguments, environment: environment.merging(extra) { $1 }, workingDirectory: root, keepStdin: keepStdin)
     }
 
     /// Runs the CLI, expects exit 0 and returns its stdout.
@@ -170,8 +168,7 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     }
 
     private func serve(_ arguments: [String]) async throws {
-        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: ["serve"] + arguments,
-                                             environment: environment, workingDirectory: root)
+        let process = try NucleicCommand(["serve"] + arguments, environment: environment, workingDirectory: root, readsStderr: false).process
         served = process
         // Its log is our pipe: wait for the line it writes once it listens.
         var seen = ""
