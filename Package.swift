@@ -53,6 +53,7 @@ let package = Package(
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
         // The built `nucleic` run as a child process (NucleicCommand), and the daemon harness on it.
         .target(name: "NucleicHarness", dependencies: ["NucleicRuntime", "NucleicProtocol", "NucleicTestSupport"], path: "Tests/NucleicHarness"),
+        .testTarget(name: "NucleicTestSupportTests", dependencies: ["NucleicTestSupport"]),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime", "NucleicTestSupport"]),
         .testTarget(name: "NucleicSocketsTests", dependencies: ["NucleicSockets", "CShims", "NucleicTestSupport"]),
