@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit", "NucleicSystem"]),
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
-        // The built `nucleic` run as a child process (NucleicCommand), and the daemon harness on it.
+        // The built `nucleic` run as a real child process (NucleicCommand): the one way tests drive the binary.
         .target(name: "NucleicHarness", dependencies: ["NucleicRuntime", "NucleicProtocol", "NucleicTestSupport"], path: "Tests/NucleicHarness"),
         .testTarget(name: "NucleicTestSupportTests", dependencies: ["NucleicTestSupport"]),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(
             name: "NucleicSyncTests",
             dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport", "NucleicHarness"]),
-        .testTarget(name: "NucleicDaemonTests", dependencies: ["NucleicDaemon", "NucleicRuntime", "NucleicSockets", "NucleicProtocol", "NucleicTestSupport"]),
+        .testTarget(name: "NucleicDaemonTests", dependencies: ["NucleicDaemon", "NucleicRuntime", "NucleicSync", "NucleicSockets", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicRemoteKitTests", dependencies: ["NucleicRemoteKit", "NucleicWire", "NucleicProtocol", "NucleicHarness"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
