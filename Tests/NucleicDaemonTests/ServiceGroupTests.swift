@@ -1,3 +1,4 @@
+import Glibc
 import NucleicDaemon
 import Synchronization
 import Testing
@@ -78,6 +79,26 @@ struct Recording: Service {
         let group = ServiceGroup([Recording("a", journal), Recording("b", journal, failure: "b broke")])
         await #expect(throws: Recording.Failure.self) { try await group.run() }
         #expect(journal.all.contains("stop a") && journal.all.contains("end a"))
+    }
+
+    /// SIGUSR2 stands in for SIGTERM, which the test process must keep.
+    @Test func aWatchedSignalBeginsTheShutdownWithItsName() async throws {
+        let journal = Journal()
+        let events = Mutex<[ServiceGroup.Event]>([])
+        let group = ServiceGroup([Recording("a", journal), Recording("b", journal)], signals: [SIGUSR2]) { event in
+            events.withLock { $0.append(event) }
+        }
+        let running = Task { try await group.run() }
+        while journal.all.filter({ $0.hasPrefix("run ") }).count < 2 { await Task.yield() }
+        // Sent until it is seen: the Dispatch source may not be registered yet when `run` starts
+        // the services, and a signal before that is ignored.
+        while await !group.isShuttingDown {
+            kill(getpid(), SIGUSR2)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await running.value
+        #expect(events.withLock { $0 }.first == .shutdownBegan(reason: "signal \(SIGUSR2)"))
+        #expect(Array(journal.all.dropFirst(2)) == ["stop b", "end b", "stop a", "end a"])
     }
 
     @Test func cancellingTheRunningTaskShutsDownGracefully() async throws {
