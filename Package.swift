@@ -51,7 +51,8 @@ let package = Package(
         .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit", "NucleicSystem"]),
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
-        // The built `nucleic` run as a real child process (NucleicCommand): the one way tests drive the binary.
+        // The one harness for tests that drive the built `nucleic`: NucleicCommand (a real child
+        // process) and DaemonHarness on it (a private home, a project, the daemon and what it left).
         .target(name: "NucleicHarness", dependencies: ["NucleicRuntime", "NucleicProtocol", "NucleicTestSupport"], path: "Tests/NucleicHarness"),
         .testTarget(name: "NucleicTestSupportTests", dependencies: ["NucleicTestSupport"]),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
