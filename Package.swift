@@ -38,9 +38,11 @@ let package = Package(
         .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicStore", "NucleicSockets", "NucleicSystem", "CQRencode"]),
         // The phone's client core (docs/CLIENTS.md): platform-free, Foundation at most.
         .target(name: "NucleicRemoteKit", dependencies: ["NucleicProtocol", "NucleicWire"]),
+        // `nucleic serve` as a library value: the daemon's services and the group that runs them.
+        .target(name: "NucleicDaemon", dependencies: ["NucleicProtocol", "NucleicRuntime", "NucleicSync", "NucleicSockets", "NucleicSystem"]),
         .executableTarget(
             name: "nucleic",
-            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicRemoteKit", "NucleicSystem"]
+            dependencies: ["NucleicDaemon", "NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicRemoteKit", "NucleicSystem"]
         ),
         .executableTarget(
             name: "nucleic-bench",
@@ -52,19 +54,24 @@ let package = Package(
         .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit", "NucleicSystem"]),
         // Fixtures, counts derived from raw lines, seeded randomness: shared by the tests below.
         .target(name: "NucleicTestSupport", dependencies: ["NucleicAdapters", "NucleicProtocol"], path: "Tests/NucleicTestSupport"),
+        // The one harness for tests that drive the built `nucleic`: NucleicCommand (a real child
+        // process) and DaemonHarness on it (a private home, a project, the daemon and what it left).
+        .target(name: "NucleicHarness", dependencies: ["NucleicRuntime", "NucleicProtocol", "NucleicTestSupport"], path: "Tests/NucleicHarness"),
+        .testTarget(name: "NucleicTestSupportTests", dependencies: ["NucleicTestSupport"]),
         .testTarget(name: "NucleicAdaptersTests", dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicApprovalsTests", dependencies: ["NucleicApprovals", "NucleicProtocol"]),
         .testTarget(name: "NucleicRuntimeTests", dependencies: ["NucleicRuntime", "NucleicTestSupport"]),
-        .testTarget(name: "NucleicSocketsTests", dependencies: ["NucleicSockets", "CShims"]),
+        .testTarget(name: "NucleicSocketsTests", dependencies: ["NucleicSockets", "CShims", "NucleicTestSupport"]),
         .testTarget(
-            name: "NucleicRemoteTests",
-            dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
-        .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol"]),
-        .testTarget(name: "NucleicRemoteKitTests", dependencies: ["NucleicRemoteKit", "NucleicWire", "NucleicProtocol"]),
+            name: "NucleicSyncTests",
+            dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport", "NucleicHarness"]),
+        .testTarget(name: "NucleicDaemonTests", dependencies: ["NucleicDaemon", "NucleicRuntime", "NucleicSync", "NucleicSockets", "NucleicProtocol", "NucleicTestSupport"]),
+        .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol", "NucleicTestSupport"]),
+        .testTarget(name: "NucleicRemoteKitTests", dependencies: ["NucleicRemoteKit", "NucleicWire", "NucleicProtocol", "NucleicHarness"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicRuntime", "NucleicTestSupport"]
+            dependencies: ["NucleicAdapters", "NucleicProtocol", "NucleicRuntime", "NucleicTestSupport", "NucleicHarness"]
         ),
     ]
 )

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import NucleicAdapters
+import NucleicDaemon
 import NucleicGit
 import NucleicProtocol
 import NucleicRuntime

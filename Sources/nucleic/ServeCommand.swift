@@ -1,13 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 import NucleicAdapters
+import NucleicDaemon
 import NucleicProtocol
 import NucleicRuntime
-import NucleicSync
 import NucleicSystem
-import NucleicSockets
 
 /// `nucleic serve`: the daemon. Owns the session host and listens on the local socket until
 /// SIGTERM, SIGINT or `nucleic stop-daemon`; then stops every agent and exits, nothing
@@ -65,101 +63,14 @@ enum ServeCommand {
 
         let listen = try parsed["listen"].map(parseListen) ?? ProcessEnvironment.value("NUCLEIC_LISTEN").flatMap { $0.isEmpty ? nil : try parseListen($0) }
 
-        _ = nucleicIgnoreSIGPIPE
-        // Before any agent starts: orphans of agents become ours, and the reaper collects them.
-        let reaper: Reaper?
-        do { reaper = try Reaper.start() } catch {
-            HostLog.warning("\(error); orphaned agent children may be left as zombies")
-            reaper = nil
-        }
-        let home = NucleicHome.fromEnvironment()
-        let adapters = try AdapterCatalog.load()
-        let configuration = SessionHost.Configuration(
-            home: home, adapters: adapters, selfExecutable: SelfExecutable.path, maxRunning: maxRunning, replaySpeed: speed,
-            approvalTimeout: approvalTimeout, orphanGrace: orphanGrace, idleTimeout: idleTimeout)
-        let status = runBlocking { () async throws -> Int32 in
-            // The socket's lock first: it makes this the only daemon of this home, before any
-            // shim is adopted (two daemons starting at once must not share the sessions out).
-            try DaemonClient.makeDirectories(home.run)
-            let socketPath = try SocketPath.resolve(home: home.path)
-            let listener = try UnixListener(path: socketPath)
-            let host: SessionHost
-            do { host = try await SessionHost.open(configuration) } catch {
-                listener.close()
-                throw error
-            }
-            let hostKey = try HostKey.loadOrCreate(path: home.path + "/host.key")
-            let pairing = Pairing(hostKey: hostKey, store: host.store, hostName: LocalServer.machineName())
-            let shutdownBox = ShutdownBox()
-            let server = LocalServer(host: host, listener: listener, hostVersion: VersionCommand.version, pairing: pairing) { kill in
-                await shutdownBox.value?.begin(reason: "stop-daemon\(kill ? " --kill-sessions" : "")", killSessions: kill)
-            }
-            var remote: RemoteServer?
-            if let listen {
-                let options = RemoteServer.Options()
-                let tcp = try TCPListener(host: listen.host, port: listen.port, options: RemoteServer.connectionOptions(options))
-                remote = await RemoteServer(server: server, pairing: pairing, listener: tcp, options: options)
-                HostLog.info("listening for paired devices on \(tcp.address)")
-            }
-            let shutdown = Shutdown(host: host, listener: listener, remote: remote)
-            shutdownBox.value = shutdown
-            let remoteTask = Task { [remote] in await remote?.run() }
-            let signals = SignalWatcher([SIGTERM, SIGINT]) { signal in
-                Task { await shutdown.begin(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT") }
-            }
-            HostLog.info("daemon \(getpid()) serving \(home.path) on \(socketPath)")
-            await server.run()
-            await shutdown.finished()
-            await remoteTask.value
-            signals.cancel()
-            // The agents' groups are dead: collect what of them was orphaned to us.
-            Reaper.reapOrphans()
-            reaper?.stop()
-            HostLog.info("daemon \(getpid()) stopped")
-            return 0
-        }
-        return try status.get()
+        let hostConfiguration = SessionHost.Configuration(
+            home: NucleicHome.fromEnvironment(), adapters: try AdapterCatalog.load(), selfExecutable: SelfExecutable.path,
+            maxRunning: maxRunning, replaySpeed: speed, approvalTimeout: approvalTimeout, orphanGrace: orphanGrace, idleTimeout: idleTimeout)
+        let daemon = Daemon(Daemon.Configuration(
+            host: hostConfiguration, listen: listen.map { Daemon.ListenAddress(host: $0.host, port: $0.port) }, hostVersion: VersionCommand.version))
+        try runBlocking { try await daemon.run() }.get()
+        return 0
     }
-}
-
-/// Shutting down once: stop listening, stop every agent, close the files.
-actor Shutdown {
-    let host: SessionHost
-    let listener: UnixListener
-    let remote: RemoteServer?
-    var started = false
-    var done = false
-    var waiters: [CheckedContinuation<Void, Never>] = []
-
-    init(host: SessionHost, listener: UnixListener, remote: RemoteServer?) {
-        self.host = host
-        self.listener = listener
-        self.remote = remote
-    }
-
-    /// Without `killSessions` the agents keep running under their shims, for the next daemon.
-    func begin(reason: String, killSessions: Bool = false) async {
-        guard !started else { return }
-        started = true
-        HostLog.info("shutting down (\(reason))\(killSessions ? "" : "; sessions keep running")")
-        remote?.close()
-        await host.shutdown(killSessions: killSessions,
-                            killReason: killSessions ? "the agent was killed by `nucleic stop-daemon --kill-sessions`" : nil)
-        listener.close()
-        done = true
-        for waiter in waiters { waiter.resume() }
-        waiters = []
-    }
-
-    func finished() async {
-        if done { return }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-}
-
-/// The shutdown, set once after the server that may trigger it exists.
-final class ShutdownBox: @unchecked Sendable {  // set once before any client is served, read after
-    var value: Shutdown?
 }
 
 /// `ADDR:PORT` for `--listen` / NUCLEIC_LISTEN: a numeric IPv4 address or a bracketed IPv6 one.
@@ -175,25 +86,6 @@ func parseListen(_ text: String) throws -> (host: String, port: Int) {
 enum ProcessEnvironment {
     static func value(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
-
-/// Runs `body` for signals, on a Dispatch queue (the signals are blocked for normal delivery).
-final class SignalWatcher: @unchecked Sendable {  // sources are set once in init; cancel() is thread-safe
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ signals: [Int32], _ body: @escaping @Sendable (Int32) -> Void) {
-        sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { body(number) }
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() { for source in sources { source.cancel() } }
-}
-
-let nucleicIgnoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
 
 /// This executable's path (the replay backend runs `nucleic replay-agent`).
 enum SelfExecutable {

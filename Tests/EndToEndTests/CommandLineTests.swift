@@ -1,4 +1,5 @@
 import Foundation
+import NucleicHarness
 import NucleicProtocol
 import NucleicRuntime
 import NucleicTestSupport
@@ -6,23 +7,10 @@ import Testing
 
 /// The built `nucleic` binary, run as a user runs it.
 @Suite struct CommandLineTests {
-    struct Run {
-        var status: ChildProcess.ExitStatus
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = NucleicCommand.Run
 
     func nucleic(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) async throws -> Run {
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { $1 }
-        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: arguments, environment: env)
-        async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
-        async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
-        // Stdin is written while the outputs drain, so a large input cannot deadlock on full pipes.
-        if !stdin.isEmpty { try? await process.write(stdin) }
-        process.closeStdin()
-        let (o, e) = await (out, err)
-        return Run(status: await process.wait(), stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        try await NucleicCommand.run(arguments, environment: environment, stdin: stdin)
     }
 
     func golden(_ name: String) throws -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import NucleicHarness
 import NucleicProtocol
 import NucleicRuntime
 import NucleicTestSupport
@@ -51,15 +52,9 @@ import Testing
         #expect(seen.contains(" serving "), "the daemon did not start: \(seen)")
         defer { kill(daemon.pid, SIGTERM) }
         for round in 0..<20 {
-            let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: ["ls"], environment: environment, workingDirectory: root)
-            process.closeStdin()
-            async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
-            async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
-            let (_, e) = await (out, err)
-            let status = await process.wait()
-            let stderr = String(decoding: e, as: UTF8.self)
-            #expect(status != .exited(0), "round \(round)")
-            #expect(stderr.contains("only the user who runs the daemon may use its socket"), "round \(round): \(stderr)")
+            let run = try await NucleicCommand.run(["ls"], environment: environment, workingDirectory: root)
+            #expect(run.status != .exited(0), "round \(round)")
+            #expect(run.stderr.contains("only the user who runs the daemon may use its socket"), "round \(round): \(run.stderr)")
         }
         kill(daemon.pid, SIGTERM)
         #expect(await daemon.wait(timeout: .seconds(30)) != nil)

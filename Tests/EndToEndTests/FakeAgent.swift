@@ -1,4 +1,5 @@
 import Foundation
+import NucleicHarness
 
 /// A shell script standing in for an agent CLI, for what the real ones cannot be made to do on
 /// cue: start children of its own, die when told, leave orphans. It speaks just enough of Claude

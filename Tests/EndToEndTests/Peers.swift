@@ -1,4 +1,5 @@
 import Foundation
+import NucleicHarness
 import NucleicRuntime
 import NucleicTestSupport
 
@@ -34,10 +35,6 @@ enum Peers {
     }
 }
 
-struct PeerError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// A scripted mock model API (`Tests/Peers/mock_anthropic.py` or `mock_openai.py`) on 127.0.0.1.
 final class MockModelAPI: Sendable {

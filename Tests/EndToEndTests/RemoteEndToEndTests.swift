@@ -1,4 +1,5 @@
 import Foundation
+import NucleicHarness
 import Glibc
 import NucleicProtocol
 import NucleicRuntime
@@ -29,48 +30,29 @@ import Testing
 
     /// `nucleic remote …` as a device whose config lives in `config`.
     func remote(_ d: DaemonHarness, _ config: String, _ arguments: [String]) async throws -> DaemonHarness.Run {
-        var env = d.environment
-        env["XDG_CONFIG_HOME"] = config
-        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: ["remote"] + arguments, environment: env, workingDirectory: d.root)
-        process.closeStdin()
-        async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
-        async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
-        let (o, e) = await (out, err)
-        return DaemonHarness.Run(status: await process.wait(), stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        try await d.start(["remote"] + arguments, environment: ["XDG_CONFIG_HOME": config]).finish()
     }
 
     /// A running `nucleic remote watch`, its output read line by line.
-    final class Watch: @unchecked Sendable {  // `lines` is read by the one test that owns it
-        let process: ChildProcess
-        var lines: [String] = []
-        var iterator: AsyncStream<[UInt8]>.Iterator
-        var pending: [UInt8] = []
+    final class Watch: Sendable {
+        let command: NucleicCommand
 
         init(_ d: DaemonHarness, config: String) throws {
-            var env = d.environment
-            env["XDG_CONFIG_HOME"] = config
-            process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: ["remote", "watch"], environment: env, workingDirectory: d.root)
-            iterator = process.stdout.makeAsyncIterator()
+            command = try d.start(["remote", "watch"], environment: ["XDG_CONFIG_HOME": config], keepStdin: true)
         }
 
-        /// Reads until a line contains `text`; nil if the output ends first.
+        /// The lines it has printed so far.
+        var lines: [String] { command.all }
+
+        /// A line containing `text` it has printed, else reads until one; nil if the output ends first.
         func line(containing text: String) async -> String? {
             if let seen = lines.first(where: { $0.contains(text) }) { return seen }
-            while let chunk = await iterator.next() {
-                pending += chunk
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    let line = String(decoding: pending[..<newline], as: UTF8.self)
-                    pending.removeSubrange(...newline)
-                    lines.append(line)
-                    if line.contains(text) { return line }
-                }
-            }
-            return nil
+            return await command.waitForLine(containing: text)
         }
 
         func kill() async {
-            _ = try? process.signal(SIGKILL)
-            _ = await process.wait()
+            _ = try? command.process.signal(SIGKILL)
+            _ = await command.wait()
         }
     }
 

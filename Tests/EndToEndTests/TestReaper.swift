@@ -1,4 +1,5 @@
 import Foundation
+import NucleicHarness
 import NucleicRuntime
 import Synchronization
 

@@ -69,7 +69,7 @@ import Testing
         var whole = LineFramer()
         let expected = decode(whole.feed(stream))
         #expect(!expected.isEmpty)
-        var rng = SeededGenerator(seed: UInt64(truncatingIfNeeded: path.hashValue))
+        var rng = SeededGenerator(seedFrom: path)
         #expect(decode(frameInRandomChunks(stream, maxChunk: 1, using: &rng)) == expected)
         for _ in 0..<5 { #expect(decode(frameInRandomChunks(stream, maxChunk: 4096, using: &rng)) == expected) }
     }

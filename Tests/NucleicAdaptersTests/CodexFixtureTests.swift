@@ -95,7 +95,7 @@ import Testing
         #expect(!expected.isEmpty)
         var whole = LineFramer()
         #expect(decode(whole.feed(stream)) == expected)
-        var rng = SeededGenerator(seed: UInt64(truncatingIfNeeded: name.utf8.reduce(5381) { ($0 << 5) &+ $0 &+ Int($1) }))
+        var rng = SeededGenerator(seedFrom: name)
         #expect(decode(frameInRandomChunks(stream, maxChunk: 1, using: &rng)) == expected)
         for _ in 0..<5 { #expect(decode(frameInRandomChunks(stream, maxChunk: 4096, using: &rng)) == expected) }
     }

@@ -1,23 +1,18 @@
-import Testing
 import NucleicAdapters
+import NucleicTestSupport
+import Testing
 
 @Suite struct LineFramerTests {
-    @Test func splitsLinesHoweverTheBytesArrive() {
+    @Test func splitsLinesHoweverTheBytesArrive() throws {
         let text = Array("first\nsecond line\n\nthird".utf8)
         let expected: [LineFramer.Output] = [.line(Array("first".utf8)), .line(Array("second line".utf8)), .line([]), .line(Array("third".utf8))]
-        var whole = LineFramer()
-        var out = whole.feed(text)
-        out += [whole.finish()].compactMap { $0 }
-        #expect(out == expected)
-
-        var bytewise = LineFramer()
-        var bytes: [LineFramer.Output] = []
-        for b in text { bytes += bytewise.feed([b]) }
-        bytes += [bytewise.finish()].compactMap { $0 }
-        #expect(bytes == expected)
-
-        var rng = SeededGenerator(seed: 7)
-        for _ in 0..<200 { #expect(frameInRandomChunks(text, maxChunk: 5, using: &rng) == expected) }
+        // The last line is unterminated: a stream cut anywhere hands its rest over as a line.
+        try DecoderVerifier.verifyStream(text, expected: expected, seed: 7, rounds: 200, maxChunk: 5,
+                                         truncation: .yieldsRest { $0 == .line($1) }, trailing: [Array("\nmore".utf8)]) {
+            final class Framer { var framer = LineFramer() }
+            let box = Framer()
+            return .init(feed: { box.framer.feed($0) }, finish: { [box.framer.finish()].compactMap { $0 } })
+        }
     }
 
     @Test func overLimitLinesKeepAPreviewAndTheirLength() {

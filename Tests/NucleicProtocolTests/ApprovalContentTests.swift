@@ -1,5 +1,6 @@
 import Foundation
 import NucleicProtocol
+import NucleicTestSupport
 import Testing
 
 /// The approval card every client shows: diffs of file edits, whole commands, numbered options.
@@ -43,7 +44,7 @@ import Testing
             ("a\nb\nc\nd\n", "a\nx\nc\ny\n"),
             (base, "line 1\n" + base),
         ]
-        var random = SystemRandomNumberGenerator()
+        var random = SeededGenerator(seed: 0xD1FF)
         for _ in 0..<20 {
             var lines = (1...25).map { "l\($0 % 7)" }
             for _ in 0..<4 {

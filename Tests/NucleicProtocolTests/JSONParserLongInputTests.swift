@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NucleicProtocol
+import NucleicTestSupport
 
 /// The parser's fast paths (8-byte string scanning, chunked UTF-8 validation, known keys) only
 /// run on long inputs; these compare it with Foundation's JSONSerialization, an independent

@@ -1,5 +1,6 @@
 import Testing
 @testable import NucleicProtocol
+import NucleicTestSupport
 
 @Suite struct JSONParserTests {
     @Test func parsesEveryKindOfValue() throws {
@@ -62,6 +63,18 @@ import Testing
         }
     }
 
+    @Test(arguments: [
+        #"{"type":"assistant","message":{"content":[{"type":"text","text":"hi \"there\" é \u00e9"}],"n":[1,-2.5e3,0]}}"#,
+        #"[true,false,null,{},[],"",{"a":{"b":[1]}}]"#,
+        #""a string with \n escapes \ud83d\ude00""#,
+    ])
+    func passesTheDecoderVerifier(text: String) throws {
+        try DecoderVerifier.verifyMessage(Array(text.utf8), expected: try JSONParser.parse(text),
+                                          trailing: [[0x00], [0xFF], Array(",1".utf8), Array(" x".utf8), Array("{}".utf8)]) {
+            try JSONParser.parse($0)
+        }
+    }
+
     @Test func truncatedValidTextAlwaysFails() throws {
         let text = #"{"type":"assistant","message":{"content":[{"type":"text","text":"hi \"there\""}],"n":[1,2.5e3]}}"#
         let bytes = Array(text.utf8)
@@ -72,15 +85,3 @@ import Testing
     }
 }
 
-/// SplitMix64: a reproducible generator for fuzz-style tests.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,6 +1,7 @@
 import Glibc
 @testable import NucleicSockets
 import Testing
+import NucleicTestSupport
 
 /// Connections over real Unix sockets: round trips, many clients, credentials, broken peers,
 /// backpressure. The time limit only guards against hangs; no assertion depends on timing.

@@ -1,5 +1,6 @@
 @testable import NucleicSockets
 import Testing
+import NucleicTestSupport
 
 /// FrameDecoder fed whole, byte by byte and in random chunks; over-long, truncated and trailing input.
 struct FrameDecoderTests {
@@ -38,6 +39,26 @@ struct FrameDecoderTests {
 
     @Test func decodesByteByByte() throws {
         #expect(try decode(Self.stream, chunks: [1]) == Self.payloads)
+    }
+
+    /// Whole, byte by byte, random chunks, every cut and trailing bytes, on a stream small enough
+    /// to cut at every byte.
+    @Test func passesTheDecoderVerifier() throws {
+        let payloads: [[UInt8]] = [Array("hello".utf8), [], [0, 0, 0, 0], randomBytes(700, seed: 3), [255]]
+        try DecoderVerifier.verifyStream(payloads.flatMap(FrameEncoder.encode), expected: payloads, seed: 42,
+                                         trailing: [[0], [0, 0, 0], [0, 0, 0, 9, 1]]) {
+            final class Decoder { var decoder = FrameDecoder() }
+            let box = Decoder()
+            return .init(feed: { bytes in
+                box.decoder.append(bytes)
+                var frames: [[UInt8]] = []
+                while let frame = try box.decoder.next() { frames.append(frame) }
+                return frames
+            }, finish: {
+                try box.decoder.finish()
+                return []
+            })
+        }
     }
 
     @Test func decodesRandomChunks() throws {

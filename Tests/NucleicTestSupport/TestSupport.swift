@@ -157,6 +157,8 @@ public func frameInRandomChunks(_ bytes: [UInt8], maxChunk: Int, using rng: inou
 public struct SeededGenerator: RandomNumberGenerator {
     public var state: UInt64
     public init(seed: UInt64) { state = seed }
+    /// Seeded from a name (a fixture's path, a test's case): the same seed in every run.
+    public init(seedFrom name: String) { state = stableHash(name) }
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
@@ -164,6 +166,17 @@ public struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+/// 64-bit FNV-1a of `text`'s UTF-8 bytes. Unlike `hashValue`, which Swift seeds afresh in every
+/// process, it is the same in every run, so a failure seeded from it replays.
+public func stableHash(_ text: String) -> UInt64 {
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in text.utf8 {
+        hash ^= UInt64(byte)
+        hash &*= 0x0000_0100_0000_01B3
+    }
+    return hash
 }
 
 /// Counts derived from an agent's raw stdout lines, independently of the codecs, so that a test

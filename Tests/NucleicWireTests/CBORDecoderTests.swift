@@ -1,5 +1,6 @@
 import Testing
 @testable import NucleicWire
+import NucleicTestSupport
 
 /// The decoder against bad input: truncation, trailing bytes, malformed items, limits, fuzz.
 @Suite struct CBORDecoderTests {
@@ -17,6 +18,15 @@ import Testing
                 let error = decodeError(Array(encoding[..<end]))
                 #expect(error?.code == .truncated, "prefix \(end) of \(hexString(encoding)): \(String(describing: error))")
                 if let offset = error?.offset { #expect(offset <= end) }
+            }
+        }
+    }
+
+    @Test func passesTheDecoderVerifier() throws {
+        for encoding in Self.validEncodings().prefix(120) {
+            let value = try CBORDecoder.decode(encoding)
+            try DecoderVerifier.verifyMessage(encoding, expected: value, trailing: [[0x00], [0xFF], [0x60], encoding]) {
+                try CBORDecoder.decode($0)
             }
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import NucleicProtocol
 import Testing
 @testable import NucleicWire
+import NucleicTestSupport
 
 /// The pinned Python peer (`cbor2`, installed by `scripts/peers.sh`), for interop tests.
 enum PeerPython {

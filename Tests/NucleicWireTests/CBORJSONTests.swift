@@ -1,6 +1,7 @@
 import NucleicProtocol
 import Testing
 @testable import NucleicWire
+import NucleicTestSupport
 
 /// JSON ⇄ CBOR, and reading and building message maps.
 @Suite struct CBORJSONTests {

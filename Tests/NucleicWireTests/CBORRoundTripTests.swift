@@ -1,5 +1,6 @@
 import Testing
 @testable import NucleicWire
+import NucleicTestSupport
 
 /// Encode → decode → encode on seeded random values, and the float widths exhaustively.
 @Suite struct CBORRoundTripTests {

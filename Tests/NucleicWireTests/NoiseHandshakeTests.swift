@@ -1,5 +1,6 @@
 import Testing
 @testable import NucleicWire
+import NucleicTestSupport
 
 /// Both patterns end to end in memory: payloads, pinning, every kind of invalid message.
 struct NoiseHandshakeTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import NucleicWire
+import NucleicTestSupport
 
 /// The frame codec: every decoder input shape (whole, byte by byte, random chunks, truncated,
 /// tampered, oversized, random), fragmenting and reassembly.
@@ -101,6 +102,28 @@ struct SecureFrameTests {
             var random = try Self.decoder()
             let chunks = (0..<50).map { _ in Int.random(in: 1...400, using: &rng) }
             #expect(try Self.decode(stream, chunks: chunks, into: &random) == messages)
+        }
+    }
+
+    @Test("The decoder passes the decoder verifier: whole, byte by byte, random chunks, every cut, trailing bytes")
+    func verifier() throws {
+        let messages = Self.messages(count: 6, seed: 0x5EC, maxSize: 200) + [[]]
+        var encoder = try Self.encoder(maxFragment: 50)
+        var stream: [UInt8] = []
+        for message in messages { stream += try encoder.encode(message) }
+        // Trailing: half a frame header, and a whole frame's length with nothing after it.
+        try DecoderVerifier.verifyStream(stream, expected: messages, seed: 0x5EC, trailing: [[0x00], [0x00, 0x20]]) {
+            final class Decoder { var decoder: SecureFrameDecoder; init() throws { decoder = try SecureFrameTests.decoder() } }
+            let box = try Decoder()
+            return .init(feed: { bytes in
+                box.decoder.append(bytes)
+                var out: [[UInt8]] = []
+                while let message = try box.decoder.next() { out.append(message) }
+                return out
+            }, finish: {
+                try box.decoder.finish()
+                return []
+            })
         }
     }
 

@@ -1,24 +1,24 @@
 import Foundation
 
 /// The processes of this machine as `/proc` shows them, for tests that check what is left behind.
-struct ProcessTable {
-    struct Entry: Hashable, CustomStringConvertible {
-        let pid: Int32
-        let parent: Int32
-        let group: Int32
+public struct ProcessTable {
+    public struct Entry: Hashable, CustomStringConvertible {
+        public let pid: Int32
+        public let parent: Int32
+        public let group: Int32
         /// The state letter: R, S, D, Z (zombie), …
-        let state: Character
+        public let state: Character
         /// The command name (`comm`, at most 15 bytes).
-        let name: String
+        public let name: String
 
-        var isZombie: Bool { state == "Z" || state == "X" }
-        var description: String { "\(pid) \(name) [\(state)] parent \(parent) group \(group)" }
+        public var isZombie: Bool { state == "Z" || state == "X" }
+        public var description: String { "\(pid) \(name) [\(state)] parent \(parent) group \(group)" }
     }
 
-    let entries: [Int32: Entry]
+    public let entries: [Int32: Entry]
 
     /// A snapshot of every process.
-    static func snapshot() -> ProcessTable {
+    public static func snapshot() -> ProcessTable {
         var entries: [Int32: Entry] = [:]
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for name in names {
@@ -29,7 +29,7 @@ struct ProcessTable {
     }
 
     /// One process from `/proc/<pid>/stat`, nil if it is gone.
-    static func entry(_ pid: Int32) -> Entry? {
+    public static func entry(_ pid: Int32) -> Entry? {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
         let text = String(decoding: data, as: UTF8.self)
         // "pid (comm) state ppid pgrp ...": comm may hold spaces and ')', so split after the last ')'.
@@ -41,7 +41,7 @@ struct ProcessTable {
     }
 
     /// Every process below `pid` (children, their children, …), not `pid` itself.
-    func descendants(of pid: Int32) -> [Entry] {
+    public func descendants(of pid: Int32) -> [Entry] {
         var children: [Int32: [Entry]] = [:]
         for entry in entries.values { children[entry.parent, default: []].append(entry) }
         var result: [Entry] = []
@@ -55,21 +55,21 @@ struct ProcessTable {
         return result
     }
 
-    func children(of pid: Int32) -> [Entry] { entries.values.filter { $0.parent == pid } }
+    public func children(of pid: Int32) -> [Entry] { entries.values.filter { $0.parent == pid } }
 
     /// The processes whose environment holds `marker` (`NAME=value`). Zombies have no environment.
-    func carrying(_ marker: String) -> [Entry] {
+    public func carrying(_ marker: String) -> [Entry] {
         entries.values.filter { ProcessTable.environment($0.pid).contains(marker) }
     }
 
     /// A process's environment entries (empty if unreadable or a zombie).
-    static func environment(_ pid: Int32) -> [String] {
+    public static func environment(_ pid: Int32) -> [String] {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return [] }
         return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A process's argv (empty if unreadable or a zombie).
-    static func arguments(_ pid: Int32) -> [String] {
+    public static func arguments(_ pid: Int32) -> [String] {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return [] }
         return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     }
@@ -77,11 +77,11 @@ struct ProcessTable {
 
 /// Collects processes this test process inherited as a subreaper, by pid (never `waitpid(-1)`,
 /// which would take the statuses `ChildProcess` and Foundation wait for).
-enum Orphans {
+public enum Orphans {
     /// Reaps `pid` if it is an exited child of this process; true when it is no child of ours
     /// any more (reaped now, or never ours).
     @discardableResult
-    static func reap(_ pid: Int32) -> Bool {
+    public static func reap(_ pid: Int32) -> Bool {
         var status: Int32 = 0
         var rc: Int32
         repeat { rc = waitpid(pid, &status, WNOHANG) } while rc < 0 && errno == EINTR
@@ -90,7 +90,7 @@ enum Orphans {
 
     /// Waits until each of `pids` has ended, killing what still runs after `grace`, and reaps
     /// those that were re-parented to this process.
-    static func collect(_ pids: [Int32], grace: Duration = .seconds(20)) async {
+    public static func collect(_ pids: [Int32], grace: Duration = .seconds(20)) async {
         let deadline = ContinuousClock.now + grace
         var remaining = Set(pids)
         while !remaining.isEmpty {

@@ -1,35 +1,31 @@
-import Foundation
-import NucleicProtocol
-import NucleicRuntime
+public import Foundation
+public import NucleicProtocol
+public import NucleicRuntime
 import NucleicTestSupport
-import Testing
+public import Testing
 
 /// A private Nucleic for one test: a temp `NUCLEIC_HOME`, a real git repository registered as a
-/// project, and the built `nucleic` CLI run against them as a user runs it. The daemon is the
+/// project, and the built `nucleic` CLI run against them as a user runs it (`NucleicCommand`,
+/// always a real child process, as is the daemon, never this process). The daemon is the
 /// one the CLI starts on demand; it inherits the CLI's environment, so what agents need (a mock
 /// model API's address, a private HOME, `NUCLEIC_CLAUDE_BIN`) goes in `environment`.
-final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons` is only touched by the one test that owns it
-    struct Run: CustomStringConvertible {
-        var status: ChildProcess.ExitStatus
-        var stdout: String
-        var stderr: String
-        var description: String { "\(status); stdout: \(stdout); stderr: \(stderr)" }
-    }
+public final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons` is only touched by the one test that owns it
+    public typealias Run = NucleicCommand.Run
 
-    let root: String
-    let home: String
-    let repo: String
-    let environment: [String: String]
+    public let root: String
+    public let home: String
+    public let repo: String
+    public let environment: [String: String]
     /// Every daemon pid seen, so `finish()` can collect them and what they left.
     private var daemons: Set<Int32> = []
 
     /// The daemon this test started itself (`serve`), if it did.
-    private(set) var served: ChildProcess?
+    public private(set) var served: ChildProcess?
 
     /// `environment` is added to this process's; NUCLEIC_HOME is set to a fresh folder. With
     /// `serve`, the test starts `nucleic serve <serve…>` itself (as its own child) before the
     /// first CLI call, instead of letting the CLI start one.
-    static func make(environment extra: [String: String] = [:], serve: [String]? = nil) async throws -> DaemonHarness {
+    public static func make(environment extra: [String: String] = [:], serve: [String]? = nil) async throws -> DaemonHarness {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-d-\(UUID().uuidString.prefix(8))").path
         let repo = root + "/shop"
         try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
@@ -52,7 +48,7 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
 
     /// Makes a harness, runs `body` with it, and always finishes it (stops the daemon, collects
     /// what it left behind, removes the folders).
-    static func with<T>(environment: [String: String] = [:], serve: [String]? = nil,
+    public static func with<T>(environment: [String: String] = [:], serve: [String]? = nil,
                         _ body: (DaemonHarness) async throws -> T) async throws -> T {
         let harness = try await make(environment: environment, serve: serve)
         do {
@@ -74,18 +70,19 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
 
     // MARK: Running the CLI
 
-    func nucleic(_ arguments: [String]) async throws -> Run {
-        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: arguments, environment: environment, workingDirectory: root)
-        process.closeStdin()
-        async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
-        async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
-        let (o, e) = await (out, err)
-        return Run(status: await process.wait(), stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    public func nucleic(_ arguments: [String]) async throws -> Run {
+        try await NucleicCommand.run(arguments, environment: environment, workingDirectory: root)
+    }
+
+    /// The CLI started and left running (`remote watch`, `log --follow`), with `extra` added to
+    /// the harness's environment.
+    public func start(_ arguments: [String], environment extra: [String: String] = [:], keepStdin: Bool = false) throws -> NucleicCommand {
+        try NucleicCommand(arguments, environment: environment.merging(extra) { $1 }, workingDirectory: root, keepStdin: keepStdin)
     }
 
     /// Runs the CLI, expects exit 0 and returns its stdout.
     @discardableResult
-    func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+    public func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         let run = try await nucleic(arguments)
         guard run.status == .exited(0) else {
             throw PeerError("nucleic \(arguments.joined(separator: " ")) failed: \(run)\n\(daemonLog)")
@@ -93,12 +90,12 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
         return run.stdout
     }
 
-    func json(_ arguments: [String]) async throws -> JSONValue {
+    public func json(_ arguments: [String]) async throws -> JSONValue {
         try JSONParser.parse(try await ok(arguments + ["--json"]))
     }
 
     /// Starts a session and returns its id.
-    func start(_ prompt: String, _ options: [String]) async throws -> String {
+    public func start(_ prompt: String, _ options: [String]) async throws -> String {
         let id = try await ok(["start", prompt] + options).trimmingCharacters(in: .whitespacesAndNewlines)
         noteDaemon()
         return id
@@ -106,7 +103,7 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
 
     // MARK: Reading state
 
-    func summary(_ id: String) async throws -> JSONValue {
+    public func summary(_ id: String) async throws -> JSONValue {
         let sessions = try await json(["ls", "--all"])
         guard let found = sessions.arrayValue?.first(where: { $0["sessionID"]?.stringValue == id }) else {
             throw PeerError("session \(id) is not listed: \(sessions)")
@@ -114,14 +111,14 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
         return found
     }
 
-    func status(_ id: String) async throws -> String {
+    public func status(_ id: String) async throws -> String {
         try await summary(id)["status"]?.stringValue ?? "?"
     }
 
     /// Polls until the session's status is one of `statuses`; fails after a generous timeout
     /// (a guard against hangs, not a timing assertion).
     @discardableResult
-    func waitFor(_ id: String, _ statuses: Set<String>, timeout: Duration = .seconds(90)) async throws -> String {
+    public func waitFor(_ id: String, _ statuses: Set<String>, timeout: Duration = .seconds(90)) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         var last = ""
         while ContinuousClock.now < deadline {
@@ -133,12 +130,12 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     }
 
     /// The session's pending approvals, oldest first.
-    func approvals(_ id: String) async throws -> [ApprovalRequest] {
+    public func approvals(_ id: String) async throws -> [ApprovalRequest] {
         try await json(["approvals"]).arrayValue!.map { try ApprovalRequest(json: $0) }.filter { $0.sessionID?.rawValue == id }
     }
 
     /// Waits for the session to ask, and returns its (only) pending approval.
-    func approval(_ id: String) async throws -> ApprovalRequest {
+    public func approval(_ id: String) async throws -> ApprovalRequest {
         try await waitFor(id, ["awaitingApproval"])
         let pending = try await approvals(id)
         guard pending.count == 1 else { throw PeerError("expected one pending approval, found \(pending)") }
@@ -146,20 +143,20 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     }
 
     /// The transcript, as `nucleic log --json` prints it.
-    func events(_ id: String) async throws -> [SequencedEvent] {
+    public func events(_ id: String) async throws -> [SequencedEvent] {
         try await ok(["log", id, "--json"]).split(separator: "\n").map { try SequencedEvent(json: JSONParser.parse(String($0))) }
     }
 
-    func worktree(_ id: String) -> String { "\(home)/worktrees/shop/\(id)" }
+    public func worktree(_ id: String) -> String { "\(home)/worktrees/shop/\(id)" }
 
-    func contents(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
+    public func contents(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
 
-    var daemonLog: String { "daemon log:\n" + (served != nil ? servedLog : contents(home + "/run/daemon.log") ?? "(none)") }
+    public var daemonLog: String { "daemon log:\n" + (served != nil ? servedLog : contents(home + "/run/daemon.log") ?? "(none)") }
 
     // MARK: The daemon
 
     /// The pid of the daemon now serving this home, from the line it logs at start.
-    var daemonPID: Int32? {
+    public var daemonPID: Int32? {
         if let served { return served.exitStatus == nil ? served.pid : nil }
         let lines = (contents(home + "/run/daemon.log") ?? "").split(separator: "\n")
         guard let line = lines.last(where: { $0.contains(" serving ") }),
@@ -170,8 +167,7 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     }
 
     private func serve(_ arguments: [String]) async throws {
-        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: ["serve"] + arguments,
-                                             environment: environment, workingDirectory: root)
+        let process = try NucleicCommand(["serve"] + arguments, environment: environment, workingDirectory: root, readsStderr: false).process
         served = process
         // Its log is our pipe: wait for the line it writes once it listens.
         var seen = ""
@@ -183,11 +179,11 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     }
 
     /// The log of the daemon this test started itself (the last 64 KiB).
-    var servedLog: String { served?.stderrTail(maxBytes: ChildProcess.stderrTailCapacity) ?? "" }
+    public var servedLog: String { served?.stderrTail(maxBytes: ChildProcess.stderrTailCapacity) ?? "" }
 
     /// Remembers the running daemon, so `finish` collects it even if it was re-parented to us;
     /// and the session shims now running, which outlive daemons and may be re-parented to us.
-    func noteDaemon() {
+    public func noteDaemon() {
         // A daemon started by `serve` is a ChildProcess: its monitor reaps it, never we.
         if served == nil, let pid = daemonPID { daemons.insert(pid) }
         shimPIDs.formUnion(shims())
@@ -197,13 +193,13 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     private var shimPIDs: Set<Int32> = []
 
     /// The daemon's descendants now (its shims, their agents, and theirs).
-    func agents() -> [ProcessTable.Entry] {
+    public func agents() -> [ProcessTable.Entry] {
         guard let pid = daemonPID else { return [] }
         return ProcessTable.snapshot().descendants(of: pid)
     }
 
     /// The pids of the session shims (`nucleic shim`) running now under this home.
-    func shims() -> Set<Int32> {
+    public func shims() -> Set<Int32> {
         Set(ProcessTable.snapshot().entries.values.filter {
             let arguments = ProcessTable.arguments($0.pid)
             return !$0.isZombie && arguments.dropFirst().first == "shim" && arguments.dropFirst(2).first?.hasPrefix(home) == true
@@ -211,7 +207,7 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     }
 
     /// The shims' own diagnostics (`sessions/*/shim.log`): what their reapers collected.
-    var shimLogs: String {
+    public var shimLogs: String {
         let sessions = (try? FileManager.default.contentsOfDirectory(atPath: home + "/sessions")) ?? []
         return sessions.compactMap { contents(home + "/sessions/\($0)/shim.log") }.joined()
     }
@@ -219,7 +215,7 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     /// Kills the daemon with SIGKILL; returns the pids it leaves behind (its agents and theirs),
     /// which `finish` collects.
     @discardableResult
-    func killDaemon() async throws -> [Int32] {
+    public func killDaemon() async throws -> [Int32] {
         let pid = try #require(daemonPID)
         shimPIDs.formUnion(shims())
         let left = ProcessTable.snapshot().descendants(of: pid).map(\.pid)
@@ -234,7 +230,7 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     /// Stops the daemon and every session (`stop-daemon --kill-sessions`, which adopts what a
     /// killed daemon left first), collects every daemon and orphan of this harness, and removes
     /// the folders.
-    func finish() async {
+    public func finish() async {
         noteDaemon()
         _ = try? await nucleic(["stop-daemon", "--kill-sessions"])
         // Every daemon that ever served this home (one may have started and stopped just now).
@@ -254,16 +250,16 @@ final class DaemonHarness: @unchecked Sendable {  // set up in make(); `daemons`
     // MARK: Git
 
     /// `git worktree list --porcelain` paths of the project repository.
-    func worktreeList() async throws -> [String] {
+    public func worktreeList() async throws -> [String] {
         try await Git.run(["worktree", "list", "--porcelain"], in: repo).split(separator: "\n")
             .filter { $0.hasPrefix("worktree ") }.map { String($0.dropFirst("worktree ".count)) }
     }
 }
 
 /// The git CLI, run as a real child process (as the judge of what libgit2 did).
-enum Git {
+public enum Git {
     @discardableResult
-    static func run(_ arguments: [String], in directory: String) async throws -> String {
+    public static func run(_ arguments: [String], in directory: String) async throws -> String {
         let process = try ChildProcess.spawn(executable: "git", arguments: arguments, workingDirectory: directory)
         process.closeStdin()
         async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
@@ -275,4 +271,10 @@ enum Git {
         }
         return String(decoding: o, as: UTF8.self)
     }
+}
+
+/// A test's own failure, with what it saw.
+public struct PeerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NucleicHarness
 import NucleicProtocol
 import NucleicRuntime
 import NucleicTestSupport
@@ -17,17 +18,11 @@ struct DeviceCommandTests {
         let stderr: String
     }
 
-    /// Runs the built CLI (spawned as the daemon harness does: no descriptor leaks to the daemon it
-    /// starts, so reading its output to the end finishes).
+    /// Runs the built CLI (`NucleicCommand`: no descriptor leaks to the daemon it starts, so
+    /// reading its output to the end finishes).
     static func nucleic(_ arguments: [String], environment: [String: String]) async throws -> Run {
-        let full = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let process = try ChildProcess.spawn(executable: NucleicBinary.path, arguments: arguments, environment: full, workingDirectory: "/")
-        process.closeStdin()
-        async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
-        async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
-        let (o, e) = await (out, err)
-        let status: Int32 = if case .exited(let code) = await process.wait() { code } else { -1 }
-        return Run(status: status, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        let run = try await NucleicCommand.run(arguments, environment: environment, workingDirectory: "/")
+        return Run(status: run.code, stdout: run.stdout, stderr: run.stderr)
     }
 
     /// A port nothing listens on right now (bound, read, released).
