@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NucleicSystem
 import Glibc
 #endif
 public import NucleicRuntime
