@@ -27,8 +27,12 @@ extension SessionHost {
 
         let worktreePath = configuration.home.worktree(project: project.name, session: id)
         do {
+            // The project's folder of worktrees is private (0700), so no one else reaches the
+            // checkouts in it, whose files keep the repository's modes.
+            try PrivateFiles.ensureFolder(PrivateFiles.parent(of: worktreePath))
             let repository = try await RepositoryActor.open(project.path, executor: Self.worktreeExecutor)
             _ = try await repository.createWorktree(name: id.rawValue, path: worktreePath, branch: branch, from: base)
+            try PrivateFiles.ensureFolder(worktreePath)
         } catch {
             throw SessionError(.conflict, "could not create the session's worktree from \(base): \(error)")
         }

@@ -89,7 +89,7 @@ public actor SessionHost: SessionService {
     /// Opens the store under the configured home (creating folders) and recovers sessions a
     /// previous host left behind.
     public static func open(_ configuration: Configuration) async throws -> SessionHost {
-        try Directories.make(configuration.home.path)
+        try makePrivate(configuration.home)
         let store = try await Store.open(path: configuration.home.database)
         let host = SessionHost(configuration, store: store)
         try await host.loadRules()
@@ -168,15 +168,20 @@ public actor SessionHost: SessionService {
     }
 }
 
-/// `mkdir -p`, mode 0700 for what it creates (the data folder holds keys and transcripts).
-enum Directories {
-    static func make(_ path: String) throws(SessionError) {
-        var prefix = ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += "/" + component
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-                throw SessionError(.internalError, "cannot create \(prefix): \(String(cString: strerror(errno)))")
+extension SessionHost {
+    /// Creates the data folder and its folders 0700 and tightens whatever in it others could
+    /// reach (files to 0600, folders to 0700: the data folder holds prompts, code and keys),
+    /// logging each change. A folder of another user is refused (PrivateFiles).
+    static func makePrivate(_ home: NucleicHome) throws(SessionError) {
+        do {
+            var changed: [PrivateFiles.Tightened] = []
+            for folder in [home.path, home.sessions, home.run, home.path + "/worktrees"] {
+                if let tightened = try PrivateFiles.ensureFolder(folder) { changed.append(tightened) }
             }
+            changed += PrivateFiles.tightenTree(home.path)
+            for item in changed { HostLog.warning("made private: \(item)") }
+        } catch {
+            throw SessionError(.internalError, error.message)
         }
     }
 }

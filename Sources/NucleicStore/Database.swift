@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One SQLite connection: WAL mode, foreign keys on, a busy timeout, migrated to the newest
 /// schema this build knows.
@@ -24,6 +27,11 @@ public final class Database {
 
     /// Opens and migrates with `migrations` (tests use shorter or longer lists).
     init(path: String, migrations: [Migration]) throws(StoreError) {
+        // SQLite creates the file 0644 (less the umask) and gives its -wal and -shm the file's
+        // mode: created 0600 here first (and an existing one tightened), all three are private.
+        for file in [path, path + "-wal", path + "-shm"] { PrivateFiles.tighten(file: file) }
+        let created = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if created >= 0 { Glibc.close(created) }
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
@@ -37,8 +45,26 @@ public final class Database {
         self.path = path
         sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
         sqlite3_extended_result_codes(handle, 1)
-        try configure()
-        try Migrator.migrate(self, to: migrations)
+        do {
+            try configure()
+            try Migrator.migrate(self, to: migrations)
+        } catch {
+            throw Self.naming(path, error)
+        }
+    }
+
+    /// `error` with the database's path in its message (SQLite's own messages name no file, and
+    /// a corrupt or foreign file must be findable from the message alone).
+    static func naming(_ path: String, _ error: StoreError) -> StoreError {
+        guard !error.message.contains(path) else { return error }
+        let advice: String = switch error.code {
+        case .notNucleicDatabase, .corrupt:
+            "; stop the daemon, move the file aside (with its -wal and -shm) and restore a backup, or start afresh without it"
+        default: ""
+        }
+        var diagnostics = error.diagnostics
+        diagnostics.path = diagnostics.path ?? path
+        return StoreError(error.code, "database \(path): \(error.message)\(advice)", diagnostics: diagnostics)
     }
 
     deinit {

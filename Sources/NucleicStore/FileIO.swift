@@ -18,10 +18,15 @@ enum FileIO {
         return StoreError(full ? .diskFull : .io, "\(what) \(path): \(reason)\(next)", function: function, path: path, errno: e)
     }
 
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(StoreError) -> Int32 {
+    /// Opens `path`; a file it may create is private (0600), and an existing one that its group
+    /// or others could read is tightened to that (the host's files hold prompts and code).
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(StoreError) -> Int32 {
         while true {
             let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
-            if fd >= 0 { return fd }
+            if fd >= 0 {
+                if flags & O_CREAT != 0 { PrivateFiles.tighten(fd: fd) }
+                return fd
+            }
             let e = Glibc.errno
             if e == EINTR { continue }
             if e == ENOENT { throw StoreError(.notFound, "no such file \(path)", function: "open", path: path, errno: e) }
@@ -143,18 +148,21 @@ enum FileIO {
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
-    /// `mkdir -p`, syncing each parent that got a new entry.
+    /// `mkdir -p` with mode 0700 (whatever the umask), syncing each parent that got a new entry.
+    /// An existing `path` of ours that its group or others can enter is tightened to 0700; one
+    /// that belongs to another user is refused (`PrivateFiles.ensureFolder`).
     static func makeDirectories(_ path: String) throws(StoreError) {
         var st = stat()
         if stat(path, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFDIR else {
                 throw StoreError(.invalidArgument, "\(path) exists and is not a folder", path: path)
             }
+            if st.st_mode & 0o077 != 0 { _ = try PrivateFiles.ensureFolder(path) }
             return
         }
         let parent = parentDirectory(path)
         if parent != path, !parent.isEmpty { try makeDirectories(parent) }
-        if mkdir(path, 0o755) != 0 {
+        if mkdir(path, 0o700) != 0 {
             let e = Glibc.errno
             if e != EEXIST { throw failure("mkdir", path: path, errno: e, "cannot create folder") }
             return

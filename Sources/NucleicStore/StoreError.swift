@@ -71,6 +71,8 @@ extension CodedError.Code where Domain == StoreFailure {
     public static var needsRepair: Self { Self("needsRepair") }
     /// The file or database was closed.
     public static var closed: Self { Self("closed") }
+    /// A file or folder others could reach that the host cannot make private (not ours).
+    public static var permission: Self { Self("permission") }
 }
 
 extension CodedError where Domain == StoreFailure {

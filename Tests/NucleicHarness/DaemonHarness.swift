@@ -25,7 +25,9 @@ public final class DaemonHarness: @unchecked Sendable {  // set up in make(); `d
     /// `environment` is added to this process's; NUCLEIC_HOME is set to a fresh folder. With
     /// `serve`, the test starts `nucleic serve <serve…>` itself (as its own child) before the
     /// first CLI call, instead of letting the CLI start one.
-    public static func make(environment extra: [String: String] = [:], serve: [String]? = nil) async throws -> DaemonHarness {
+    /// `prepare` runs with the data folder's path before anything uses it (to pre-make files).
+    public static func make(environment extra: [String: String] = [:], serve: [String]? = nil,
+                            prepare: (String) throws -> Void = { _ in }) async throws -> DaemonHarness {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-d-\(UUID().uuidString.prefix(8))").path
         let repo = root + "/shop"
         try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
@@ -39,6 +41,7 @@ public final class DaemonHarness: @unchecked Sendable {  // set up in make(); `d
         environment.merge(extra) { $1 }
         environment["NUCLEIC_HOME"] = root + "/home"
         let harness = DaemonHarness(root: root, home: root + "/home", repo: repo, environment: environment)
+        try prepare(harness.home)
         if let serve { try await harness.serve(serve) }
         let added = try await harness.ok(["project", "add", repo, "--name", "shop"])
         #expect(added.contains("added project shop"), "\(added)")
@@ -48,9 +51,9 @@ public final class DaemonHarness: @unchecked Sendable {  // set up in make(); `d
 
     /// Makes a harness, runs `body` with it, and always finishes it (stops the daemon, collects
     /// what it left behind, removes the folders).
-    public static func with<T>(environment: [String: String] = [:], serve: [String]? = nil,
+    public static func with<T>(environment: [String: String] = [:], serve: [String]? = nil, prepare: (String) throws -> Void = { _ in },
                         _ body: (DaemonHarness) async throws -> T) async throws -> T {
-        let harness = try await make(environment: environment, serve: serve)
+        let harness = try await make(environment: environment, serve: serve, prepare: prepare)
         do {
             let result = try await body(harness)
             await harness.finish()

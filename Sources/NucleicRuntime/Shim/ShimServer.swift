@@ -57,6 +57,8 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
     var stdinQueue: [[UInt8]] = []
     var stdinClosed = false
     var terminating = false
+    /// What holds the agent's descendants (a cgroup, or the subreaper tree); set before the agent starts.
+    var containment: ShimContainment?
 
     private init(options: Options, journal: RawJournal) {
         self.options = options
@@ -84,6 +86,9 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         do { listener = try server.listen() } catch { return fail("\(error)") }
         // Orphans of the agent become ours, and the reaper collects them (logging each).
         let reaper = try? Reaper.start()
+        // Before the agent starts, so whatever it starts is born inside.
+        let containment = ShimContainment.make()
+        server.containment = containment
         let pipes: (stdin: Int32, stdout: Int32, stderr: Int32)
         do { pipes = try server.spawnAgent() } catch {
             unlink(files.socket)
@@ -100,6 +105,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         dup2(log >= 0 ? log : null, 2)
         if null > 2 { close(null) }
         if log > 2 { close(log) }
+        server.log("agent \(server.agentPID) started; its processes are contained by \(containment.description)")
 
         let stdin = pipes.stdin, stdout = pipes.stdout, stderr = pipes.stderr
         _ = startDetachedThread(name: "shim-stdout") { server.readOutput(stdout, .out) }
@@ -108,18 +114,19 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         _ = startDetachedThread(name: "shim-socket") { server.serve(listener) }
         server.reapAgent()
         server.awaitRelease()
-        // What is left of the agent (its group, and what it started in sessions of their own,
-        // re-parented to us: we are a subreaper) is ours to reap as it dies: wait for it a little,
-        // so it is not handed to an ancestor that may never reap it.
-        let deadline = ShimMonitor.monotonicSeconds() + 10
-        while ProcessGroup.hasLiveMembers(server.agentPID) || !Reaper.children().isEmpty, ShimMonitor.monotonicSeconds() < deadline {
-            usleep(50_000)
-            Reaper.nudge()
+        // The session ends with everything the agent started (its group, and what it started in
+        // sessions or groups of their own, re-parented to us or held by the cgroup): SIGTERM,
+        // a grace, SIGKILL. Nothing is left to an ancestor that may never reap it.
+        let left = containment.members().count
+        if left > 0 {
+            let killed = containment.end(grace: 3)
+            server.log("ended \(left) process\(left == 1 ? "" : "es") the agent left behind\(killed > 0 ? " (\(killed) needed SIGKILL)" : "")")
         }
         for orphan in Reaper.reapOrphans() {
             HostLog.info("reaped orphan \(orphan.pid)\(orphan.name.map { " (\($0))" } ?? ""): \(orphan.status)")
         }
         reaper?.stop()
+        containment.dispose()
         unlink(files.socket)
         unlink(files.info)
         return 0
@@ -174,7 +181,8 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
     private func writeInfo() {
         let info: JSONValue = ["shimPID": .int(Int64(getpid())), "agentPID": .int(Int64(agentPID)),
                                "argv": .array(([options.executable] + options.arguments).map(JSONValue.string)),
-                               "orphanGraceSeconds": options.orphanGrace.map { .double($0) } ?? .null]
+                               "orphanGraceSeconds": options.orphanGrace.map { .double($0) } ?? .null,
+                               "containment": .string(containment?.description ?? "subreaper")]
         Self.writeFile(files.info, JSONWriter.string(info) + "\n")
     }
 
@@ -382,7 +390,8 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
 
     // MARK: Ending
 
-    /// SIGINT, then SIGTERM, then SIGKILL to the agent's group, `grace` seconds apart while it runs.
+    /// SIGINT to the agent's group; then SIGTERM and SIGKILL to the group and to every process
+    /// the agent started (`containment`), `grace` seconds apart while any of them runs.
     private func terminate(grace: Double) {
         let go = monitor.locked { () -> Bool in
             guard !terminating, exit == nil else { return false }
@@ -392,13 +401,21 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         guard go else { return }
         _ = startDetachedThread(name: "shim-terminate") { [self] in
             for signal in [SIGINT, SIGTERM, SIGKILL] {
-                let over = monitor.locked { () -> Bool in
-                    if exit == nil { _ = kill(-agentPID, signal) }
-                    let deadline = ShimMonitor.monotonicSeconds() + grace
-                    while exit == nil && ShimMonitor.monotonicSeconds() < deadline {
-                        monitor.wait(seconds: deadline - ShimMonitor.monotonicSeconds())
-                    }
-                    return exit != nil
+                // SIGINT is the agent's own "stop"; SIGTERM and SIGKILL go to everything it started.
+                let everyone = signal != SIGINT
+                monitor.locked { if exit == nil { _ = kill(-agentPID, signal) } }
+                if everyone { containment?.signalAll(signal) }
+                let deadline = ShimMonitor.monotonicSeconds() + grace
+                var over = false
+                while true {
+                    let exited = monitor.locked { exit != nil }
+                    over = exited && (!everyone || containment?.members().isEmpty != false)
+                    if over || ShimMonitor.monotonicSeconds() >= deadline { break }
+                    monitor.locked { if exit == nil { monitor.wait(seconds: min(0.05, max(0.001, deadline - ShimMonitor.monotonicSeconds()))) } }
+                    if exited { usleep(20_000) }
+                    // What forked since the signal gets it too (SIGKILL cannot be ignored; the rest may be).
+                    if signal == SIGKILL { containment?.signalAll(signal) }
+                    Reaper.reapOrphans()
                 }
                 if over { return }
             }
@@ -445,7 +462,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         }
     }
 
-    private func log(_ message: String) {
+    func log(_ message: String) {
         let line = "nucleic shim \(getpid()): \(message)\n"
         _ = line.withCString { Glibc.write(2, $0, strlen($0)) }
     }
