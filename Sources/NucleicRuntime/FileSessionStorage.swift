@@ -54,6 +54,11 @@ public final class FileSessionStorage: SessionStorage, Sendable {
         }
     }
 
+    /// What opening the transcript repaired (docs/STORE.md, "Repair on open").
+    public var transcriptRepair: RepairReport {
+        files.withLock { $0.transcript.repair }
+    }
+
     public var lastSeq: Int64 {
         files.withLock { $0.transcript.lastSeq }
     }

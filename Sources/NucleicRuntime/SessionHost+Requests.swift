@@ -303,6 +303,9 @@ extension SessionHost {
     /// previous host left mid-turn with no agent are `awaitingInput` now. A new input resumes them.
     func recover() async throws {
         let adopted = try await adoptShims()
+        // Sessions whose shim this daemon holds were repaired as they were adopted; those held
+        // by another daemon are that daemon's.
+        try await repairAtStart(skipping: Set(adopted.filter { $0.value != .gone }.keys))
         let stale = try await store.sessions(matching: SessionFilter(statuses: [.queued, .running, .awaitingApproval]))
         for record in stale where adopted[record.id] == nil || adopted[record.id] == .gone {
             let withdrawn = try await store.withdrawPending(session: record.id, reason: "the host restarted")

@@ -49,6 +49,7 @@ extension SessionHost {
             let header = try RawJournal.readHeader(path: files.journal)
             // The transcript as the previous daemon left it (repaired on open), through the same storage.
             let storage = try FileSessionStorage(folder: SessionFolder(path: files.folder), header: header, ownsJournal: false)
+            try await reportRepairs(record, storage: storage)
             let transcript = try storage.events(from: 1)
             storage.close()
             // This agent's approvals, in order: those whose line is in its part of the journal.

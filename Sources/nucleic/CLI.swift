@@ -55,6 +55,7 @@ enum CLI {
           demo [--fixture FILE] [--fast]           replay a recorded agent session, readably
           events --backend claude|codex [FILE|-]   normalize a raw agent stdout stream (or a fixture) to events
           replay-agent FIXTURE [--speed S]         play a recorded agent CLI on stdin/stdout (for testing hosts)
+          doctor [--json]                          repairs made, damage, loose modes, stale shims and sockets
           version                                  print versions of nucleic and its libraries
           help [COMMAND]                           show help
 
@@ -78,6 +79,7 @@ enum CLI {
             case "events": return try EventsCommand.run(rest)
             case "replay-agent": return try ReplayAgentCommand.run(rest)
             case "shim": return try ShimCommand.run(rest)
+            case "doctor": return try DoctorCommand.run(rest)
             case "version", "--version": return VersionCommand.run()
             case "help", "--help", "-h":
                 if let topic = rest.first, let text = help(topic) { Output.standardOutput(text) } else { Output.standardOutput(usage) }
@@ -107,6 +109,7 @@ enum CLI {
         case "events": EventsCommand.usage
         case "replay-agent": ReplayAgentCommand.usage
         case "version": "usage: nucleic version"
+        case "doctor": DoctorCommand.usage
         default: nil
         }
     }

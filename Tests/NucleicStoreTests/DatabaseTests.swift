@@ -69,6 +69,40 @@ import Testing
         #expect(notSQLite?.code == .notNucleicDatabase)
     }
 
+    @Test func aCorruptDatabasesMessageNamesTheFile() throws {
+        let dir = TempFolder("db")
+        let path = dir.file("nucleic.db")
+        // A real database whose pages after the header are overwritten: SQLite calls it malformed.
+        do {
+            let db = try Database(path: path)
+            try db.execute("CREATE TABLE filler (x TEXT)")
+            for n in 0..<200 { try db.execute("INSERT INTO filler VALUES (?1)", String(repeating: "x", count: 500) + "\(n)") }
+        }
+        var bytes = try #require(FileManager.default.contents(atPath: path)).map { $0 }
+        for i in 100..<bytes.count { bytes[i] = UInt8(truncatingIfNeeded: i &* 31) }
+        try? FileManager.default.removeItem(atPath: path + "-wal")
+        writeBytes(bytes, to: path)
+        let error = #expect(throws: StoreError.self) { try Database(path: path) }
+        #expect(error?.message.contains(path) == true, "\(String(describing: error))")
+
+        writeBytes(Array("this is not sqlite at all, just text that is long enough to be a header".utf8), to: dir.file("text.db"))
+        let notSQLite = #expect(throws: StoreError.self) { try Database(path: dir.file("text.db")) }
+        #expect(notSQLite?.message.contains(dir.file("text.db")) == true, "\(String(describing: notSQLite))")
+    }
+
+    @Test func theDatabaseAndItsWALArePrivateWhateverTheUmask() throws {
+        let old = umask(0o022)
+        defer { umask(old) }
+        let dir = TempFolder("db")
+        let path = dir.file("nucleic.db")
+        let db = try Database(path: path)
+        try db.execute("CREATE TABLE t (x)")
+        for file in [path, path + "-wal", path + "-shm"] {
+            var st = stat()
+            #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600, "\(file): \(String(st.st_mode & 0o777, radix: 8))")
+        }
+    }
+
     @Test func migrationsRunInOrderAndOnlyOnce() throws {
         let dir = TempFolder("db")
         let path = dir.file("m.db")
