@@ -12,6 +12,10 @@ public struct SessionSummary: Sendable, Hashable, JSONRepresentable {
     public var diffStat: DiffStat?
     public var pendingApprovals: Int
     public var updatedAt: Timestamp
+    /// What holds the session back now, when something does: `diskFull` (its journal or
+    /// transcript cannot be written; the agent is held back and nothing is lost). Absent in JSON
+    /// when nil.
+    public var condition: String?
 
     public init(sessionID: SessionID, projectName: String, backend: String, status: SessionStatus, title: String,
                 branch: String, worktree: String? = nil, lastSeq: Int64, diffStat: DiffStat? = nil, pendingApprovals: Int = 0,
@@ -42,6 +46,7 @@ public struct SessionSummary: Sendable, Hashable, JSONRepresentable {
         o.append("diffStat", diffStat?.json ?? .null)
         o.append("pendingApprovals", .int(Int64(pendingApprovals)))
         o.append("updatedAt", .string(updatedAt.description))
+        if let condition { o.append("condition", .string(condition)) }
         return .object(o)
     }
 
@@ -53,6 +58,7 @@ public struct SessionSummary: Sendable, Hashable, JSONRepresentable {
             backend: try f.string("backend"), status: try f.enumValue("status"), title: try f.string("title"),
             branch: try f.string("branch"), worktree: try f.optionalString("worktree"), lastSeq: try f.int("lastSeq"), diffStat: try f.optional("diffStat"),
             pendingApprovals: Int(try f.optionalInt("pendingApprovals") ?? 0), updatedAt: updatedAt)
+        condition = try f.optionalString("condition")
     }
 
     /// The attention order of the session list (DESIGN.md §6): NEEDS YOU, then RUNNING, then

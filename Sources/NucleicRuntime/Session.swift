@@ -60,6 +60,10 @@ public actor Session {
     var detached = false
     /// Waits until the host has stored the events up to a seq (backpressure on the journal reader).
     var backpressure: (@Sendable (Int64) async -> Void)?
+    /// Why the session's files cannot be written now (the disk is full), and since when.
+    var diskFull: (message: String, since: Timestamp)?
+    /// Tells the host when `diskFull` starts (with its message) and ends (nil).
+    var onCondition: (@Sendable (String?) -> Void)?
 
     /// Every job of this actor runs on its own queue, off the cooperative pool: it reads the
     /// journal and appends (and syncs) the transcript, which block.
@@ -417,15 +421,57 @@ public actor Session {
     }
 
     /// Appends events to storage, then hands them to subscribers.
+    ///
+    /// Nothing is published before it is durable: while the transcript cannot be written (a full
+    /// disk) this blocks the session's own thread and retries, with `diskFull` set (the host
+    /// shows it); the journal reader, and so the shim and the agent, wait behind it.
     func publish(_ sequenced: [SequencedEvent]) {
-        do {
-            try storage.appendEvents(sequenced)
-        } catch {
-            // The transcript could not be written (disk full?): keep the session alive, say so on
-            // stderr; the journal still has the raw lines to rebuild from.
-            HostLog.warning("session \(id): could not append events \(sequenced.first!.seq)…\(sequenced.last!.seq): \(error)")
+        var pause: UInt32 = 50_000
+        while true {
+            do {
+                try storage.appendEvents(sequenced)
+                break
+            } catch let error as StoreError where error.code == .diskFull || error.code == .io {
+                if diskFull == nil {
+                    HostLog.warning("session \(id): cannot write its transcript (\(error.message)); holding the agent back and retrying")
+                    setDiskFull(error.message)
+                }
+                usleep(pause)
+                pause = min(pause * 2, 1_000_000)
+            } catch {
+                HostLog.warning("session \(id): could not append events \(sequenced.first!.seq)…\(sequenced.last!.seq): \(error)")
+                return
+            }
         }
         for event in sequenced { for continuation in subscribers.values { continuation.yield(event) } }
+        // Written again: the condition ends, unless the shim still cannot write the journal.
+        if diskFull != nil, link?.diskFull == nil { setDiskFull(nil) }
+    }
+
+    /// The notice code and condition of a full disk.
+    public static let diskFullCode = "diskFull"
+
+    /// Sets or clears the full-disk condition; its end is recorded as a `notice` (code
+    /// `diskFull`) saying how long the agent was held back.
+    func setDiskFull(_ message: String?) {
+        if let message {
+            if diskFull == nil {
+                diskFull = (message, .now())
+                onCondition?(message)
+            }
+            return
+        }
+        guard let ended = diskFull else { return }
+        diskFull = nil
+        onCondition?(nil)
+        let seconds = Double(Timestamp.now().millisecondsSince1970 - ended.since.millisecondsSince1970) / 1000
+        HostLog.info("session \(id): its files can be written again after \(seconds) s")
+        record([.notice(level: .warning, message: "the disk was full (\(ended.message)): the agent was held back for \(seconds) s and nothing was lost",
+                        code: Self.diskFullCode)], rawOffset: nil)
+    }
+
+    public func setConditionHandler(_ handler: @escaping @Sendable (String?) -> Void) {
+        onCondition = handler
     }
 
     @discardableResult

@@ -15,7 +15,9 @@ extension SessionHost {
             guard let record = try await store.session(id: id) else { throw SessionError(.notFound, "no session \(id)") }
             let project = try await store.project(id: record.projectID)
             let pending = try await store.approvals(session: id, status: .pending).count
-            return record.summary(projectName: project?.name ?? "?", pendingApprovals: pending)
+            var summary = record.summary(projectName: project?.name ?? "?", pendingApprovals: pending)
+            summary.condition = conditions[id].map { _ in Session.diskFullCode }
+            return summary
         } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "\(error)") }
     }
 
@@ -23,7 +25,11 @@ extension SessionHost {
     public func sessions(includeArchived: Bool) async throws(SessionError) -> [SessionSummary] {
         do {
             let summaries = try await store.sessionSummaries(matching: SessionFilter(includeArchived: includeArchived))
-            return summaries.sorted(by: SessionSummary.attentionOrder)
+            return summaries.map { summary in
+                var summary = summary
+                summary.condition = conditions[summary.sessionID].map { _ in Session.diskFullCode }
+                return summary
+            }.sorted(by: SessionSummary.attentionOrder)
         } catch { throw SessionError(.internalError, "\(error)") }
     }
 

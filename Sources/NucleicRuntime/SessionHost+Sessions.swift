@@ -105,6 +105,7 @@ extension SessionHost {
         let events = await session.subscribe()
         Task { await self.pump(id, events) }
         await session.setBackpressure { [weak self] seq in await self?.untilRecorded(id, seq - Self.unrecordedLimit) }
+        await session.setConditionHandler { [weak self] condition in Task { await self?.setCondition(id, condition) } }
     }
 
     /// Sessions whose agent is mid-turn: what the concurrency cap counts. An agent that
@@ -134,11 +135,55 @@ extension SessionHost {
         }
     }
 
+    /// Sets what holds a session back (`diskFull`), or clears it, and tells the listeners.
+    func setCondition(_ id: SessionID, _ message: String?) async {
+        if let message { conditions[id] = message } else { conditions[id] = nil }
+        if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
+    }
+
     func record(_ id: SessionID, _ event: SequencedEvent) async {
         lastActivity[id] = .now
         // Listeners hear the event first, then what it means (an approval to answer, a new
         // summary), so a client never sees an approval before the event that carries it.
         var after: [Notification] = []
+        // A store that cannot write (the disk is full) is waited for, not skipped: the session's
+        // reader waits behind this (backpressure), so the agent is held back meanwhile.
+        var pause = Duration.milliseconds(50)
+        while true {
+            after = []
+            do {
+                try await recordInStore(id, event, &after)
+                if conditions[id] == Self.storeFullCondition { await setCondition(id, nil) }
+                break
+            } catch let error as StoreError where error.code == .diskFull {
+                if conditions[id] == nil {
+                    HostLog.warning("session \(id): cannot record seq \(event.seq) in the store (\(error.message)); retrying until it can")
+                    await setCondition(id, Self.storeFullCondition)
+                }
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(1))
+            } catch {
+                HostLog.warning("session \(id): could not record seq \(event.seq) in the store: \(error)")
+                break
+            }
+        }
+        recordedSeq[id] = event.seq
+        releaseRecordedWaiters(id)
+        notify(.events(id, [event]))
+        for notification in after { notify(notification) }
+        switch event.event {
+        case .toolCallCompleted, .diffUpdated, .runFinished: scheduleDiffRefresh(id)
+        default: break
+        }
+        if case .statusChanged(let status, _) = event.event {
+            if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
+            if status != .running && status != .awaitingApproval { await startQueued() }
+        }
+    }
+
+    static let storeFullCondition = "the store cannot be written: the disk is full"
+
+    private func recordInStore(_ id: SessionID, _ event: SequencedEvent, _ after: inout [Notification]) async throws {
         do {
             switch event.event {
             case .approvalRequested(var request):
@@ -164,20 +209,6 @@ extension SessionHost {
                 break
             }
             try await store.update(session: id, lastSeq: event.seq, at: event.ts)
-        } catch {
-            HostLog.warning("session \(id): could not record seq \(event.seq) in the store: \(error)")
-        }
-        recordedSeq[id] = event.seq
-        releaseRecordedWaiters(id)
-        notify(.events(id, [event]))
-        for notification in after { notify(notification) }
-        switch event.event {
-        case .toolCallCompleted, .diffUpdated, .runFinished: scheduleDiffRefresh(id)
-        default: break
-        }
-        if case .statusChanged(let status, _) = event.event {
-            if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
-            if status != .running && status != .awaitingApproval { await startQueued() }
         }
     }
 

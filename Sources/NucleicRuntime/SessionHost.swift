@@ -78,6 +78,8 @@ public actor SessionHost: SessionService {
     var recordedWaiters: [SessionID: [(seq: Int64, continuation: CheckedContinuation<Void, Never>)]] = [:]
     /// When each live session last did anything (an event, an input): what idle reaping reads.
     var lastActivity: [SessionID: ContinuousClock.Instant] = [:]
+    /// What holds each session back now (a full disk), as summaries show it (`condition`).
+    var conditions: [SessionID: String] = [:]
     /// The loop that ends idle agents (SessionHost+Idle.swift), while the host is open.
     var idleReaper: Task<Void, Never>?
 

@@ -287,7 +287,7 @@ enum SessionCommands {
 
     static func row(_ s: SessionSummary) -> String {
         let diff = s.diffStat.map { " +\($0.insertions)/−\($0.deletions)" } ?? ""
-        let pending = s.pendingApprovals > 0 ? " · \(s.pendingApprovals) pending" : ""
+        let pending = (s.pendingApprovals > 0 ? " · \(s.pendingApprovals) pending" : "") + (s.condition.map { " · \($0)" } ?? "")
         return "\(short(s.sessionID.rawValue))  \(s.status.rawValue.padding(16))  \(s.title)  [\(s.projectName) · \(s.backend)\(diff)\(pending)]"
     }
 
@@ -304,7 +304,7 @@ enum SessionCommands {
         Output.standardOutput("""
             session   \(summary.sessionID)
             title     \(summary.title)
-            status    \(summary.status.rawValue)
+            status    \(summary.status.rawValue)\(summary.condition.map { "   held back: \($0) (the disk is full; free some space)" } ?? "")
             project   \(summary.projectName)   backend \(summary.backend)
             branch    \(summary.branch)
             worktree  \(summary.worktree ?? "(removed)")

@@ -30,6 +30,8 @@ public final class ShimLink: Sendable {
         var durableEnd: Int64
         var exit: ShimExit?
         var lost = false
+        /// The shim's journal write error while it cannot write (the disk is full), else nil.
+        var diskFull: String?
     }
 
     public let files: ShimFiles
@@ -86,6 +88,9 @@ public final class ShimLink: Sendable {
 
     public var durableEnd: Int64 { state.withLock { $0.durableEnd } }
     public var exit: ShimExit? { state.withLock { $0.exit } }
+    /// Why the shim cannot write the journal now (the disk is full: it holds the agent back and
+    /// retries), nil while it can.
+    public var diskFull: String? { state.withLock { $0.diskFull } }
     /// The shim hung up without reporting an exit (it died), or this daemon closed the link.
     public var isLost: Bool { state.withLock { $0.lost } }
 
@@ -238,6 +243,7 @@ public final class ShimLink: Sendable {
                     case .exit(let exit):
                         state.durableEnd = max(state.durableEnd, exit.journalEnd)
                         state.exit = exit
+                    case .condition(let full, let message): state.diskFull = full ? message : nil
                     default: break
                     }
                 }

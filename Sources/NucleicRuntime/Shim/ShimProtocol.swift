@@ -56,7 +56,8 @@ public struct ShimFiles: Sendable, Hashable {
 /// Shim → daemon: `state` (the answer to `hello`: where this agent's records start in the
 /// journal, the durable end, the agent's pid, its exit if it exited);
 /// `journal` (the journal is durable up to `end`); `exit` (the agent exited, every line it wrote
-/// is in the journal up to `end`).
+/// is in the journal up to `end`); `condition` (the journal cannot be written: the disk is full,
+/// the agent is held back; or it can again).
 public enum ShimMessage: Sendable, Hashable {
     /// The version of this message set, sent in `state` (as `protocol`). A daemon adopts shims of
     /// its version or older (an upgraded daemon meets the shims the old binary started), and
@@ -73,6 +74,9 @@ public enum ShimMessage: Sendable, Hashable {
     case state(journalStart: Int64, journalEnd: Int64, agentPID: Int32, exit: ShimExit?)
     case journal(end: Int64)
     case exit(ShimExit)
+    /// The journal cannot be written (`diskFull` with the error's message; the shim has stopped
+    /// reading the agent and retries), or can again (`diskFull: false`).
+    case condition(diskFull: Bool, message: String)
 
     public var json: JSONValue {
         switch self {
@@ -87,6 +91,7 @@ public enum ShimMessage: Sendable, Hashable {
              "agentPID": .int(Int64(pid)), "exit": exit?.json ?? .null]
         case .journal(let end): ["op": "journal", "end": .int(end)]
         case .exit(let exit): ["op": "exit", "exit": exit.json]
+        case .condition(let full, let message): ["op": "condition", "diskFull": .bool(full), "message": .string(message)]
         }
     }
 
@@ -103,6 +108,8 @@ public enum ShimMessage: Sendable, Hashable {
                   let pid = json["agentPID"]?.intValue else { return nil }
             self = .state(journalStart: start, journalEnd: end, agentPID: Int32(pid), exit: json["exit"].flatMap(ShimExit.init(json:)))
         case "journal": guard let end = json["end"]?.intValue else { return nil }; self = .journal(end: end)
+        case "condition":
+            self = .condition(diskFull: json["diskFull"]?.boolValue ?? false, message: json["message"]?.stringValue ?? "")
         case "exit": guard let exit = json["exit"].flatMap(ShimExit.init(json:)) else { return nil }; self = .exit(exit)
         default: return nil
         }

@@ -59,6 +59,8 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
     var terminating = false
     /// What holds the agent's descendants (a cgroup, or the subreaper tree); set before the agent starts.
     var containment: ShimContainment?
+    /// The journal's write error while it cannot be written (the disk is full), else nil.
+    var diskFull: String?
 
     private init(options: Options, journal: RawJournal) {
         self.options = options
@@ -229,17 +231,54 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
                 case .line(let line): line
                 case .overLimit(let preview, _): preview
                 }
-                do { try journal.append(direction: direction, line: line, t: t, sync: false) } catch {
-                    log("could not append to the journal: \(error)")
-                }
+                appendRetryingLocked(direction, line, t: t)
             }
             publishLocked()
         }
     }
 
-    /// Syncs the journal and tells the daemon its new durable end (the lock held).
+    /// Appends one record (the lock held), retrying until it is written: while the journal
+    /// cannot be written (a full disk) this thread waits here, so the agent's pipe is not read
+    /// and the agent blocks on it, as on a slow disk; nothing is dropped. What was written before
+    /// the failure is published first; the daemon hears `condition` when it starts and ends.
+    /// Returns the record's offset; nil only if the journal refuses every append (`needsRepair`).
+    @discardableResult
+    private func appendRetryingLocked(_ direction: RawJournal.Direction, _ line: [UInt8], t: Double) -> Int64? {
+        var pause = 0.05
+        while true {
+            do {
+                let offset = try journal.append(direction: direction, line: line, t: t, sync: false)
+                if diskFull != nil {
+                    diskFull = nil
+                    log("the journal can be written again; reading the agent again")
+                    sendLocked(.condition(diskFull: false, message: ""))
+                }
+                return offset
+            } catch {
+                if error.code == .needsRepair {
+                    log("could not append to the journal, which needs repair: \(error)")
+                    return nil
+                }
+                if diskFull == nil {
+                    diskFull = error.message
+                    log("cannot write the journal (\(error.message)); holding the agent back and retrying until it can")
+                    publishLocked()
+                    sendLocked(.condition(diskFull: true, message: error.message))
+                }
+                monitor.wait(seconds: pause)
+                pause = min(pause * 2, 1)
+            }
+        }
+    }
+
+    /// Syncs the journal and tells the daemon its new durable end (the lock held). A failed sync
+    /// publishes nothing: the next one covers the same records.
     private func publishLocked() {
-        do { try journal.sync() } catch { log("could not sync the journal: \(error)") }
+        guard journal.endOffset > durableEnd else { return }
+        do { try journal.sync() } catch {
+            log("could not sync the journal: \(error)")
+            return
+        }
         durableEnd = journal.endOffset
         sendLocked(.journal(end: durableEnd))
     }
@@ -302,6 +341,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         monitor.locked {
             connection = fd
             sendLocked(.state(journalStart: journalStart, journalEnd: durableEnd, agentPID: agentPID, exit: exit))
+            if let diskFull { sendLocked(.condition(diskFull: true, message: diskFull)) }
         }
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -347,7 +387,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
                     return released
                 }
                 if done { return true }
-            case .hello, .state, .journal, .exit:
+            case .hello, .state, .journal, .exit, .condition:
                 break
             }
         }
@@ -361,9 +401,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         monitor.locked {
             let t = seconds()
             for line in lines {
-                do { try journal.append(direction: .in, line: line, t: t, sync: false) } catch {
-                    log("could not append to the journal: \(error)")
-                }
+                appendRetryingLocked(.in, line, t: t)
                 if !stdinClosed { stdinQueue.append(line + [0x0A]) }
             }
             publishLocked()
@@ -436,16 +474,25 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         Reaper.nudge()
         monitor.locked {
             // A grandchild may hold the pipes open: wait for EOF a little, not for ever.
-            let deadline = ShimMonitor.monotonicSeconds() + 2
-            while openOutputs > 0 && ShimMonitor.monotonicSeconds() < deadline {
-                monitor.wait(seconds: deadline - ShimMonitor.monotonicSeconds())
+            // While the journal cannot be written the readers hold the agent's last lines: wait.
+            var deadline = ShimMonitor.monotonicSeconds() + 2
+            while openOutputs > 0 && (ShimMonitor.monotonicSeconds() < deadline || diskFull != nil) {
+                if diskFull != nil { deadline = ShimMonitor.monotonicSeconds() + 2 }
+                monitor.wait(seconds: max(0.01, min(0.5, deadline - ShimMonitor.monotonicSeconds())))
             }
             // The exit gets a record of its own, which the daemon's exit events point at.
-            var recordOffset: Int64?
-            do { recordOffset = try journal.append(direction: .err, line: "nucleic shim: the agent \(status)", t: seconds(), sync: false) } catch {
-                log("could not append the exit to the journal: \(error)")
+            let recordOffset = appendRetryingLocked(.err, Array("nucleic shim: the agent \(status)".utf8), t: seconds())
+            var pause = 0.05
+            while true {
+                do {
+                    try journal.sync()
+                    break
+                } catch {
+                    log("could not sync the journal: \(error)")
+                    monitor.wait(seconds: pause)
+                    pause = min(pause * 2, 1)
+                }
             }
-            do { try journal.sync() } catch { log("could not sync the journal: \(error)") }
             durableEnd = journal.endOffset
             let tailText = String(decoding: tail.suffix(2000), as: UTF8.self)
             let ended = ShimExit(status: status, stderrTail: tailText, journalEnd: durableEnd, recordOffset: recordOffset)
