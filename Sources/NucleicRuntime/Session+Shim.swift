@@ -142,11 +142,7 @@ extension Session {
             }
             let exit = link.exit
             // The shim says whether it can write the journal; the host shows it.
-            if let full = link.diskFull {
-                if diskFull == nil { setDiskFull(full) }
-            } else if diskFull != nil {
-                setDiskFull(nil)
-            }
+            setDiskFull("journal", link.diskFull)
             await readJournal(upTo: max(link.durableEnd, exit?.journalEnd ?? 0)) { record in
                 if record.direction == .out { apply(codec.receive(line: record.line, now: .now()), rawOffset: record.offset) }
             }

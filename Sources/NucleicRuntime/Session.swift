@@ -60,8 +60,10 @@ public actor Session {
     var detached = false
     /// Waits until the host has stored the events up to a seq (backpressure on the journal reader).
     var backpressure: (@Sendable (Int64) async -> Void)?
-    /// Why the session's files cannot be written now (the disk is full), and since when.
-    var diskFull: (message: String, since: Timestamp)?
+    /// Why the session's files cannot be written now (the disk is full), by what cannot be
+    /// written (`journal`, `transcript`, `store`), and since when the first of them.
+    var diskFull: [String: String] = [:]
+    var diskFullSince: Timestamp?
     /// Tells the host when `diskFull` starts (with its message) and ends (nil).
     var onCondition: (@Sendable (String?) -> Void)?
 
@@ -432,9 +434,9 @@ public actor Session {
                 try storage.appendEvents(sequenced)
                 break
             } catch let error as StoreError where error.code == .diskFull || error.code == .io {
-                if diskFull == nil {
+                if diskFull["transcript"] == nil {
                     HostLog.warning("session \(id): cannot write its transcript (\(error.message)); holding the agent back and retrying")
-                    setDiskFull(error.message)
+                    setDiskFull("transcript", error.message)
                 }
                 usleep(pause)
                 pause = min(pause * 2, 1_000_000)
@@ -444,29 +446,33 @@ public actor Session {
             }
         }
         for event in sequenced { for continuation in subscribers.values { continuation.yield(event) } }
-        // Written again: the condition ends, unless the shim still cannot write the journal.
-        if diskFull != nil, link?.diskFull == nil { setDiskFull(nil) }
+        if diskFull["transcript"] != nil { setDiskFull("transcript", nil) }
     }
 
     /// The notice code and condition of a full disk.
     public static let diskFullCode = "diskFull"
 
-    /// Sets or clears the full-disk condition; its end is recorded as a `notice` (code
-    /// `diskFull`) saying how long the agent was held back.
-    func setDiskFull(_ message: String?) {
+    /// Sets or clears the full-disk condition of one of the session's files (`journal`,
+    /// `transcript`, `store`). The condition lasts while any of them cannot be written; its end
+    /// is recorded as a `notice` (code `diskFull`) saying how long the agent was held back.
+    public func setDiskFull(_ what: String, _ message: String?) {
+        let wasFull = !diskFull.isEmpty
         if let message {
-            if diskFull == nil {
-                diskFull = (message, .now())
-                onCondition?(message)
+            guard diskFull[what] == nil else { return }
+            diskFull[what] = message
+            if !wasFull {
+                diskFullSince = .now()
+                onCondition?("\(what): \(message)")
             }
             return
         }
-        guard let ended = diskFull else { return }
-        diskFull = nil
+        guard diskFull.removeValue(forKey: what) != nil, diskFull.isEmpty else { return }
         onCondition?(nil)
-        let seconds = Double(Timestamp.now().millisecondsSince1970 - ended.since.millisecondsSince1970) / 1000
-        HostLog.info("session \(id): its files can be written again after \(seconds) s")
-        record([.notice(level: .warning, message: "the disk was full (\(ended.message)): the agent was held back for \(seconds) s and nothing was lost",
+        let since = diskFullSince ?? .now()
+        diskFullSince = nil
+        let seconds = Double(Timestamp.now().millisecondsSince1970 - since.millisecondsSince1970) / 1000
+        HostLog.info("session \(id): its files can be written again after \(seconds) s; nothing was lost")
+        record([.notice(level: .warning, message: "the disk was full: the agent was held back for \(seconds) s and nothing was lost",
                         code: Self.diskFullCode)], rawOffset: nil)
     }
 

@@ -153,12 +153,12 @@ extension SessionHost {
             after = []
             do {
                 try await recordInStore(id, event, &after)
-                if conditions[id] == Self.storeFullCondition { await setCondition(id, nil) }
+                if storeFull.remove(id) != nil { await live[id]?.session.setDiskFull("store", nil) }
                 break
             } catch let error as StoreError where error.code == .diskFull {
-                if conditions[id] == nil {
+                if storeFull.insert(id).inserted {
                     HostLog.warning("session \(id): cannot record seq \(event.seq) in the store (\(error.message)); retrying until it can")
-                    await setCondition(id, Self.storeFullCondition)
+                    await live[id]?.session.setDiskFull("store", error.message)
                 }
                 try? await Task.sleep(for: pause)
                 pause = min(pause * 2, .seconds(1))
@@ -180,8 +180,6 @@ extension SessionHost {
             if status != .running && status != .awaitingApproval { await startQueued() }
         }
     }
-
-    static let storeFullCondition = "the store cannot be written: the disk is full"
 
     private func recordInStore(_ id: SessionID, _ event: SequencedEvent, _ after: inout [Notification]) async throws {
         do {

@@ -80,6 +80,8 @@ public actor SessionHost: SessionService {
     var lastActivity: [SessionID: ContinuousClock.Instant] = [:]
     /// What holds each session back now (a full disk), as summaries show it (`condition`).
     var conditions: [SessionID: String] = [:]
+    /// Sessions whose last store write failed for want of space.
+    var storeFull: Set<SessionID> = []
     /// The loop that ends idle agents (SessionHost+Idle.swift), while the host is open.
     var idleReaper: Task<Void, Never>?
 
