@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicProtocol
 import NucleicStore
+import NucleicSystem
 
 /// Repairs are said, not silent: whatever opening a session's transcript or raw journal cut or
 /// set aside (docs/STORE.md, "Repair on open") is reported three ways — a daemon log line, a

@@ -6,6 +6,7 @@ import NucleicApprovals
 import NucleicGit
 public import NucleicProtocol
 public import NucleicStore
+import NucleicSystem
 
 /// The authority: projects, sessions and their agents, approvals, and what clients hear.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import NucleicProtocol
 import NucleicRuntime
+import NucleicHarness
 import NucleicTestSupport
 import Testing
 

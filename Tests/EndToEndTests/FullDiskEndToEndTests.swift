@@ -1,6 +1,7 @@
 import Foundation
 import NucleicProtocol
 import NucleicRuntime
+import NucleicHarness
 import NucleicTestSupport
 import Testing
 
@@ -104,7 +105,9 @@ import Testing
             try await d.waitFor(id, ["finished"], timeout: .seconds(300))
             let summary = try await d.summary(id)
             #expect(summary["condition"] == nil, "\(summary)")
-            let events = try await d.events(id)
+            // The transcript itself (`log --json` pages long transcripts).
+            let text = try String(contentsOfFile: d.home + "/sessions/\(id)/transcript.jsonl", encoding: .utf8)
+            let events = try text.split(separator: "\n").map { try SequencedEvent(json: JSONParser.parse(String($0))) }
             #expect(summary["lastSeq"]?.intValue == Int64(events.count))
             if fullDisk {
                 // The daemon's log is on the full disk too: what it could not write is counted,
