@@ -80,7 +80,7 @@ final class ShimContainment: @unchecked Sendable {  // set once at start; `cgrou
         let deadline = ShimMonitor.monotonicSeconds() + grace
         while !members().isEmpty, ShimMonitor.monotonicSeconds() < deadline {
             usleep(20_000)
-            Reaper.reapOrphans()
+            Self.reapOrphans()
         }
         var killed = 0
         let last = ShimMonitor.monotonicSeconds() + max(grace, 5)
@@ -88,9 +88,16 @@ final class ShimContainment: @unchecked Sendable {  // set once at start; `cgrou
             killed = max(killed, left.count)
             for pid in left { _ = kill(pid, SIGKILL) }
             usleep(20_000)
-            Reaper.reapOrphans()
+            Self.reapOrphans()
         }
         return killed
+    }
+
+    /// Reaps the orphans that have exited, logging each (the shim's log is its stderr).
+    static func reapOrphans() {
+        for orphan in Reaper.reapOrphans() {
+            HostLog.info("reaped orphan \(orphan.pid)\(orphan.name.map { " (\($0))" } ?? ""): \(orphan.status)")
+        }
     }
 
     /// Leaves the cgroup (back to the one the shim came from) and removes it, once it is empty.

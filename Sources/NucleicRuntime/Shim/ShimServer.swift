@@ -453,7 +453,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
                     if exited { usleep(20_000) }
                     // What forked since the signal gets it too (SIGKILL cannot be ignored; the rest may be).
                     if signal == SIGKILL { containment?.signalAll(signal) }
-                    Reaper.reapOrphans()
+                    ShimContainment.reapOrphans()
                 }
                 if over { return }
             }
