@@ -5,7 +5,6 @@ import Glibc
 public import NucleicRuntime
 import NucleicSockets
 import NucleicSync
-import NucleicSystem
 import Synchronization
 
 /// The Nucleic daemon as a value: owns one home's session host and serves it on the local socket
