@@ -339,6 +339,15 @@ enum SessionCommands {
             throw CommandError(message: "unexpected reply to subscribe")
         }
         emit(backlog)
+        var pushed = client.pushed.makeAsyncIterator()
+        // A long backlog goes on in pushed pages, in order: without --follow, read them up to
+        // the last seq the session had when asked.
+        var last = backlog.last?.seq ?? since ?? 0
+        while !parsed.flag("follow"), last < summary.lastSeq, let message = await pushed.next() {
+            guard case .events(let id, let events) = message.body, id == summary.sessionID else { continue }
+            emit(events)
+            last = events.last?.seq ?? last
+        }
         guard parsed.flag("follow") else { return 0 }
         // At a terminal, each approval can be answered where it shows (as the demo does).
         let inline = !parsed.flag("json") && isatty(0) == 1
@@ -347,7 +356,7 @@ enum SessionCommands {
                 await answerInline(approval, client)
             }
         }
-        for await message in client.pushed {
+        while let message = await pushed.next() {
             switch message.body {
             case .events(let id, let events) where id == summary.sessionID: emit(events)
             case .approvalRequested(let approval) where inline && approval.sessionID == summary.sessionID:
