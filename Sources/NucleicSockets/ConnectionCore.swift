@@ -43,10 +43,11 @@ final class ConnectionCore: Sendable {
         /// socket's write side (the peer reads EOF after the last byte); `writeShut` once done.
         var shutWrite = false
         var writeShut = false
-        /// Set by `closeAfterFlush`: the reason the connection will end with, and when it ends at
-        /// the latest. Sends are refused, received bytes dropped; the thread writes the queue,
-        /// shuts the write side, reads until the peer closes, then ends.
-        var closing: (reason: SocketError, deadline: ContinuousClock.Instant)?
+        /// Set by `closeAfterFlush`: the reason the connection will end with, the grace, and when
+        /// it ends at the latest (moved on by each write that makes progress). Sends are refused,
+        /// received bytes dropped; the thread writes the queue, shuts the write side, reads until
+        /// the peer closes, then ends.
+        var closing: (reason: SocketError, grace: Duration, deadline: ContinuousClock.Instant)?
         /// Tasks waiting for the queue to drain below their bound (`waitUntilQueued(below:)`).
         var drainWaiters: [(bound: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
@@ -94,11 +95,11 @@ final class ConnectionCore: Sendable {
     /// caller decided to send: later sends are refused, readers get the end now, and what the
     /// peer still sends is read and dropped until it closes (closing a socket with unread input
     /// makes the kernel reset the connection, which can destroy the last message before the
-    /// peer reads it). After `grace` the connection ends whatever is left unwritten.
+    /// peer reads it). A peer that reads nothing for `grace` is cut off, with what is left.
     func closeAfterFlush(_ reason: SocketError, grace: Duration) {
         let readers = state.withLock { state -> [CheckedContinuation<[UInt8]?, Never>] in
             guard state.end == nil, state.closing == nil else { return [] }
-            state.closing = (reason, ContinuousClock.now + grace)
+            state.closing = (reason, grace, ContinuousClock.now + grace)
             state.shutWrite = true
             state.discarding = true
             state.incoming = []
@@ -438,6 +439,8 @@ final class ConnectionCore: Sendable {
                     state.outgoing[state.outgoingHead].offset += written
                     state.outgoingBytes -= written
                     drained = Self.takeDrained(&state)
+                    // A peer still reading while the connection closes gets the rest.
+                    if let closing = state.closing { state.closing!.deadline = ContinuousClock.now + closing.grace }
                     guard state.outgoing[state.outgoingHead].offset == bytes.count else { return nil }
                     let waiter = state.outgoing[state.outgoingHead].waiter
                     state.outgoing[state.outgoingHead] = Outgoing(bytes: [])

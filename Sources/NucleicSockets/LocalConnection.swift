@@ -140,8 +140,8 @@ public final class LocalConnection: Sendable, CustomStringConvertible {
 
     /// Closes once every frame queued so far is written, so a reply decided before the close
     /// reaches the peer: later sends are refused, `frames` ends now, and the socket is closed when
-    /// the peer has read everything and closed its end, or after `grace` (then with what is left
-    /// dropped). Idempotent; never blocks; `ended()` waits for it.
+    /// the peer has read everything and closed its end, or once it has read nothing for `grace`
+    /// (then with what is left dropped). Idempotent; never blocks; `ended()` waits for it.
     public func closeAfterFlush(grace: Duration = .seconds(2)) {
         core.closeAfterFlush(SocketError(.closed, "\(label) was closed by this side"), grace: grace)
     }

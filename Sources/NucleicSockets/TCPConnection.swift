@@ -80,7 +80,7 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// Closes once everything queued so far is written (see `LocalConnection.closeAfterFlush`):
     /// the write side is shut after the last byte and what the peer still sends is read and
     /// dropped until it closes, so the kernel does not reset the connection over unread input
-    /// and destroy the last message; after `grace` it closes whatever is left.
+    /// and destroy the last message; a peer that reads nothing for `grace` is cut off.
     public func closeAfterFlush(_ reason: String, grace: Duration = .seconds(1)) {
         core.closeAfterFlush(SocketError(.closed, "the TCP connection with \(peer) was closed: \(reason)"), grace: grace)
     }
