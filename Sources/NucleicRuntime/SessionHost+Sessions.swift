@@ -51,7 +51,7 @@ extension SessionHost {
 
     /// Which codec, and how to launch, for a start request.
     func plan(_ request: ClientMsg.StartSession) throws(SessionError) -> (String, @Sendable (String) -> AgentLaunch) {
-        let environment = configuration.environment
+        let environment = agentEnvironment
         if request.backend == "replay" {
             guard let fixture = request.fixture else {
                 throw SessionError(.badMessage, "the replay backend needs a fixture (--fixture FILE)")

@@ -40,6 +40,7 @@ enum CLI {
           overlap [PROJECT]                        files two live sessions both touched
           export-fixture SESSION                   the session's raw journal, replayable
           serve / stop-daemon [--kill-sessions]    run / stop the daemon (serve --listen ADDR:PORT for devices)
+          config list|get|set|unset                settings that stick (config.toml), applied to a running daemon
 
         Devices (a phone over the LAN, end-to-end encrypted):
           pair [--scope S] [--label L]             a one-time QR code / nucleic:// link to pair a device
@@ -73,6 +74,7 @@ enum CLI {
             switch command {
             case "demo": return try DemoCommand.run(rest)
             case "serve": return try ServeCommand.run(rest)
+            case "config": return try ConfigCommand.run(rest)
             case "remote": return try RemoteCommands.run(rest)
             case _ where SessionCommands.usages[command] != nil: return try SessionCommands.run(command, rest)
             case _ where DeviceCommands.usages[command] != nil: return try DeviceCommands.run(command, rest)
@@ -103,6 +105,7 @@ enum CLI {
         switch command {
         case "demo": DemoCommand.usage
         case "serve": ServeCommand.usage
+        case "config": ConfigCommand.usage
         case "remote": RemoteCommands.usage
         case _ where SessionCommands.usages[command] != nil: SessionCommands.usages[command]
         case _ where DeviceCommands.usages[command] != nil: DeviceCommands.usages[command]

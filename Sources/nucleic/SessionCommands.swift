@@ -267,6 +267,7 @@ enum SessionCommands {
         if backend == "replay" && fixture == nil { throw UsageError(message: "--backend replay needs --fixture FILE", usage: usage) }
         if backend != "replay" && fixture != nil { throw UsageError(message: "--fixture is for --backend replay", usage: usage) }
         let client = try await DaemonClient.connect()
+        try await warnAboutEnvironment(backend: backend, client)
         let request = ClientMsg.StartSession(prompt: prompt, project: parsed["project"], backend: backend, fixture: fixture,
                                              base: parsed["base"], title: parsed["title"], planMode: parsed.flag("plan"))
         guard case .sessionCreated(let summary) = try await client.request(.startSession(request)).body else {
@@ -278,6 +279,20 @@ enum SessionCommands {
             Output.standardOutput(summary.sessionID.rawValue)
         }
         return 0
+    }
+
+    /// This shell sets the backend's binary, but the running daemon (started elsewhere) uses
+    /// another: say so, and how to apply it.
+    static func warnAboutEnvironment(backend: String, _ client: DaemonClient) async throws {
+        let key = "\(backend)-bin"
+        guard let setting = NucleicConfig.setting(key), let wanted = AgentLaunch.hostEnvironment()[setting.environment], !wanted.isEmpty,
+            case .config(let entries) = try await client.request(.reloadConfig).body,
+            let entry = entries.first(where: { $0.key == key }), entry.value != wanted else { return }
+        let has = entry.value.map { "\($0) (from its \(entry.source == "environment" ? setting.environment : entry.source))" } ?? "the \(backend) on its PATH"
+        let fix = entry.source == "environment"
+            ? "restart it from this shell (`nucleic stop-daemon`; sessions keep running)"
+            : "`nucleic config set \(key) \(wanted)` applies it to the next start, or restart the daemon from this shell (`nucleic stop-daemon`)"
+        Output.standardError("nucleic: this shell sets \(setting.environment)=\(wanted), but the running daemon uses \(has): \(fix)")
     }
 
     static func list(_ arguments: [String], _ usage: String) async throws -> Int32 {
