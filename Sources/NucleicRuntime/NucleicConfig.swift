@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NucleicProtocol
 
 /// The settings file, `config.toml` (docs/CONFIG.md): what would otherwise be environment
 /// variables of whichever shell started the daemon. Pure: reading, editing and resolving do no
@@ -237,33 +238,9 @@ public struct ConfigError: Error, Sendable, Hashable {
 
     init(unknownKey key: String) {
         let known = NucleicConfig.settings.map(\.key)
-        let hint = nearest(key, among: known).map { " (did you mean '\($0)'?)" } ?? ""
+        let hint = Spelling.nearest(key, among: known).map { " (did you mean '\($0)'?)" } ?? ""
         self.init("unknown setting '\(key)'\(hint); the settings are \(known.joined(separator: ", "))")
     }
-}
-
-/// The candidate a mistyped `word` most likely meant: the closest by edit distance when it is
-/// near (a third of the word's length, at least 2), or the one `word` starts; nil when none is.
-public func nearest(_ word: String, among candidates: [String]) -> String? {
-    let scored = candidates.map { ($0, editDistance($0, word)) }.sorted { $0.1 < $1.1 }
-    if let best = scored.first, best.1 <= max(2, word.count / 3) { return best.0 }
-    return candidates.first { word.count >= 3 && $0.hasPrefix(word) }
-}
-
-/// Levenshtein distance, for did-you-mean hints.
-public func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
-    if a.isEmpty { return b.count }
-    if b.isEmpty { return a.count }
-    var previous = Array(0...b.count)
-    for i in 1...a.count {
-        var current = [i] + Array(repeating: 0, count: b.count)
-        for j in 1...b.count {
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-        }
-        previous = current
-    }
-    return previous[b.count]
 }
 
 extension Substring {

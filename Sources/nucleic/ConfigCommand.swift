@@ -1,6 +1,7 @@
 import NucleicProtocol
 import NucleicRuntime
 import NucleicSystem
+import NucleicCommandLine
 
 /// `nucleic config get|set|unset|list`: the settings file (docs/CONFIG.md), and what the running
 /// daemon makes of it.

@@ -6,6 +6,7 @@ import NucleicDaemon
 import NucleicProtocol
 import NucleicRuntime
 import NucleicSystem
+import NucleicCommandLine
 
 /// `nucleic serve`: the daemon. Owns the session host and listens on the local socket until
 /// SIGTERM, SIGINT or `nucleic stop-daemon`; then stops every agent and exits, nothing

@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import NucleicProtocol
 import NucleicRuntime
+import NucleicCommandLine
 
 /// `nucleic approve` / `deny`: answering approvals from the terminal.
 extension SessionCommands {

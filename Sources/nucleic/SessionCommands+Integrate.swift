@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicProtocol
 import NucleicRuntime
+import NucleicCommandLine
 
 /// `nucleic integrate` / `overlap`.
 extension SessionCommands {

@@ -4,6 +4,7 @@ import Glibc
 import NucleicProtocol
 import NucleicRuntime
 import NucleicSystem
+import NucleicCommandLine
 
 /// The commands that talk to the daemon (DESIGN.md §1). Each is a small function: parse,
 /// one or two requests, print.
