@@ -36,17 +36,19 @@ let package = Package(
         // Unix and TCP sockets: listeners, connections with their I/O thread, frames, peer credentials.
         .target(name: "NucleicSockets", dependencies: ["NucleicProtocol", "NucleicSystem", "CShims"]),
         .target(name: "NucleicSync", dependencies: ["NucleicProtocol", "NucleicWire", "NucleicStore", "NucleicSockets", "NucleicSystem", "CQRencode"]),
+        // Argument parsing and output shared by the `nucleic` and `nucleic-bench` executables (docs/CLI.md).
+        .target(name: "NucleicCommandLine", dependencies: ["NucleicProtocol", "NucleicSystem"]),
         // The phone's client core (docs/CLIENTS.md): platform-free, Foundation at most.
         .target(name: "NucleicRemoteKit", dependencies: ["NucleicProtocol", "NucleicWire"]),
         // `nucleic serve` as a library value: the daemon's services and the group that runs them.
         .target(name: "NucleicDaemon", dependencies: ["NucleicProtocol", "NucleicRuntime", "NucleicSync", "NucleicSockets", "NucleicSystem"]),
         .executableTarget(
             name: "nucleic",
-            dependencies: ["NucleicDaemon", "NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicRemoteKit", "NucleicSystem"]
+            dependencies: ["NucleicDaemon", "NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicRemoteKit", "NucleicSystem", "NucleicCommandLine"]
         ),
         .executableTarget(
             name: "nucleic-bench",
-            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicSystem", "CSodium"]),
+            dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicSystem", "NucleicCommandLine", "CSodium"]),
 
         .testTarget(name: "NucleicSystemTests", dependencies: ["NucleicSystem", "NucleicProtocol"]),
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol", "NucleicTestSupport"]),

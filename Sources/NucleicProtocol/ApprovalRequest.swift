@@ -17,12 +17,16 @@ public struct ApprovalRequest: Sendable, Hashable, JSONRepresentable {
     /// Why the agent asks, when it says (Codex `reason`, Claude `decision_reason`).
     public var reason: String?
     public var createdAt: Timestamp?
+    /// The short name people type: its session's handle, a dot, its number in the session
+    /// (`12.1`). Set by the host once it has recorded the request.
+    public var handle: String?
 
     public init(
         id: ApprovalID, sessionID: SessionID? = nil, toolCallID: String?, toolName: String, toolKind: ToolKind? = nil, input: JSONValue,
         risk: Risk, capabilities: BackendCapabilities, offeredScopes: [ApprovalScope] = [],
-        question: StructuredQuestion? = nil, reason: String? = nil, createdAt: Timestamp? = nil
+        question: StructuredQuestion? = nil, reason: String? = nil, createdAt: Timestamp? = nil, handle: String? = nil
     ) {
+        self.handle = handle
         self.id = id
         self.sessionID = sessionID
         self.toolCallID = toolCallID
@@ -51,6 +55,7 @@ public struct ApprovalRequest: Sendable, Hashable, JSONRepresentable {
         o.append("question", question?.json ?? .null)
         o.append("reason", ifPresent: reason.map(JSONValue.string))
         o.append("createdAt", ifPresent: createdAt.map { .string($0.description) })
+        o.append("handle", ifPresent: handle.map(JSONValue.string))
         return .object(o)
     }
 
@@ -68,8 +73,12 @@ public struct ApprovalRequest: Sendable, Hashable, JSONRepresentable {
             offeredScopes: try (f["offeredScopes"]?.arrayValue ?? []).map { v throws(ShapeError) in try ApprovalScope(json: v) },
             question: try f.optional("question"),
             reason: try f.optionalString("reason"),
-            createdAt: try f.optionalString("createdAt").flatMap(Timestamp.init))
+            createdAt: try f.optionalString("createdAt").flatMap(Timestamp.init),
+            handle: try f.optionalString("handle"))
     }
+
+    /// What a person types for it: the handle, or the id's first characters without one.
+    public var displayName: String { handle ?? String(id.rawValue.prefix(13)) }
 }
 
 /// One or more questions the agent wants answered, each with labelled options.

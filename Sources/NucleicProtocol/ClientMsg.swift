@@ -35,6 +35,9 @@ public struct ClientMsg: Sendable, Hashable {
         case shutdown(killSessions: Bool)
         case integrate(Integrate)
         case overlap(project: String?)
+        /// Reads the settings file again and applies what can change without a restart; the
+        /// reply is `config` (local CLI only).
+        case reloadConfig
         /// `listRules`, `addRule`, `removeRule`, `explainRule`.
         case rules(RuleRequest)
         /// Asks the daemon for a pairing invite (docs/PROTOCOL.md, "Pairing"); local CLI only.
@@ -105,7 +108,7 @@ public struct ClientMsg: Sendable, Hashable {
         case .hello, .listSessions, .subscribe, .unsubscribe, .ping: .view
         case .approvalRespond, .sendInput: .approve
         case .interrupt, .addProject, .listProjects, .startSession, .listApprovals, .getDiff, .discard, .exportFixture, .shutdown,
-            .integrate, .overlap, .rules, .createInvite, .listDevices, .revokeDevice:
+            .integrate, .overlap, .reloadConfig, .rules, .createInvite, .listDevices, .revokeDevice:
             .control
         }
     }
@@ -130,6 +133,7 @@ public struct ClientMsg: Sendable, Hashable {
         case .shutdown: "shutdown"
         case .integrate: "integrate"
         case .overlap: "overlap"
+        case .reloadConfig: "reloadConfig"
         case .rules(let request): request.type
         case .createInvite: "createInvite"
         case .listDevices: "listDevices"
@@ -201,6 +205,8 @@ extension ClientMsg: JSONRepresentable {
             o.append("resolveWithAgent", .bool(i.resolveWithAgent))
         case .overlap(let project):
             o.append("project", ifPresent: project.map(JSONValue.string))
+        case .reloadConfig:
+            break
         case .rules(let request):
             request.encode(into: &o)
         case .createInvite(let scope, let label, let addresses):
@@ -257,6 +263,7 @@ extension ClientMsg: JSONRepresentable {
                 noFastForward: try f.bool("noFastForward", default: false), keep: try f.bool("keep", default: false),
                 interrupt: try f.bool("interrupt", default: false), resolveWithAgent: try f.bool("resolveWithAgent", default: false)))
         case "overlap": body = .overlap(project: try f.optionalString("project"))
+        case "reloadConfig": body = .reloadConfig
         case let type where RuleRequest.types.contains(type): body = .rules(try RuleRequest(type: type, f))
         case "createInvite":
             body = .createInvite(scope: try f.enumValue("scope"), label: try f.optionalString("label"),

@@ -37,6 +37,8 @@ public struct HostMsg: Sendable, Hashable {
         case integrationRefused(sessionID: SessionID, reason: String, paths: [String], message: String)
         /// Files two or more live sessions have both touched.
         case overlap([String: [SessionID]])
+        /// The reply to `reloadConfig`: each setting as the daemon now has it.
+        case config([ConfigEntry])
         /// The reply to `discard`: the snapshot commit of the work the worktree held (nil when
         /// it held none), on `branch`, which is kept unless `branchDeleted`.
         case discarded(sessionID: SessionID, branch: String, snapshot: String?, branchDeleted: Bool)
@@ -78,6 +80,7 @@ public struct HostMsg: Sendable, Hashable {
         case .integrated: "integrated"
         case .integrationRefused: "integrationRefused"
         case .overlap: "overlap"
+        case .config: "config"
         case .discarded: "discarded"
         case .ruleList: "ruleList"
         case .ruleVerdict: "ruleVerdict"
@@ -215,6 +218,8 @@ extension HostMsg: JSONRepresentable {
             o.append("branchDeleted", .bool(deleted))
         case .overlap(let files):
             o.append("files", .object(JSONObject(files.keys.sorted().map { JSONObject.Entry($0, .array(files[$0]!.map { .string($0.rawValue) })) })))
+        case .config(let entries):
+            o.append("settings", .array(entries.map(\.json)))
         }
         return .object(o)
     }
@@ -266,6 +271,7 @@ extension HostMsg: JSONRepresentable {
         case "integrationRefused":
             body = .integrationRefused(sessionID: try session(), reason: try f.string("reason"),
                                        paths: (f["paths"]?.arrayValue ?? []).compactMap(\.stringValue), message: try f.string("message"))
+        case "config": body = .config(try list("settings", ConfigEntry.self))
         case "overlap":
             var files: [String: [SessionID]] = [:]
             for entry in f["files"]?.objectValue ?? JSONObject() {
@@ -280,5 +286,37 @@ extension HostMsg: JSONRepresentable {
         case let other: throw ShapeError("host message: unknown type \"\(other)\"")
         }
         self.init(body, requestID: requestID)
+    }
+}
+
+/// One setting as a daemon has it: its value (nil: the built-in default), where that came from
+/// (`flag`, `environment`, `file`, `default`), and whether it is in force now or waits for the
+/// daemon's next start.
+public struct ConfigEntry: Sendable, Hashable, JSONRepresentable {
+    public var key: String
+    public var value: String?
+    public var source: String
+    /// False: the file says something else than the daemon uses, and only a restart applies it.
+    public var inForce: Bool
+
+    public init(key: String, value: String?, source: String, inForce: Bool) {
+        self.key = key
+        self.value = value
+        self.source = source
+        self.inForce = inForce
+    }
+
+    public var json: JSONValue {
+        var o: JSONObject = ["key": .string(key)]
+        o.append("value", value.map(JSONValue.string) ?? .null)
+        o.append("source", .string(source))
+        o.append("inForce", .bool(inForce))
+        return .object(o)
+    }
+
+    public init(json: JSONValue) throws(ShapeError) {
+        let f = try Fields(json, "config entry")
+        self.init(key: try f.string("key"), value: try f.optionalString("value"), source: try f.string("source"),
+                  inForce: try f.bool("inForce", default: true))
     }
 }

@@ -16,10 +16,14 @@ public struct SessionSummary: Sendable, Hashable, JSONRepresentable {
     /// transcript cannot be written; the agent is held back and nothing is lost). Absent in JSON
     /// when nil.
     public var condition: String?
+    /// The short name people type (`12`): unique on its host and never reused. Nil from a host
+    /// that does not give one.
+    public var handle: String?
 
     public init(sessionID: SessionID, projectName: String, backend: String, status: SessionStatus, title: String,
                 branch: String, worktree: String? = nil, lastSeq: Int64, diffStat: DiffStat? = nil, pendingApprovals: Int = 0,
-                updatedAt: Timestamp) {
+                updatedAt: Timestamp, handle: String? = nil) {
+        self.handle = handle
         self.worktree = worktree
         self.sessionID = sessionID
         self.projectName = projectName
@@ -47,6 +51,7 @@ public struct SessionSummary: Sendable, Hashable, JSONRepresentable {
         o.append("pendingApprovals", .int(Int64(pendingApprovals)))
         o.append("updatedAt", .string(updatedAt.description))
         if let condition { o.append("condition", .string(condition)) }
+        o.append("handle", ifPresent: handle.map(JSONValue.string))
         return .object(o)
     }
 
@@ -57,9 +62,13 @@ public struct SessionSummary: Sendable, Hashable, JSONRepresentable {
             sessionID: SessionID(try f.string("sessionID")), projectName: try f.string("projectName"),
             backend: try f.string("backend"), status: try f.enumValue("status"), title: try f.string("title"),
             branch: try f.string("branch"), worktree: try f.optionalString("worktree"), lastSeq: try f.int("lastSeq"), diffStat: try f.optional("diffStat"),
-            pendingApprovals: Int(try f.optionalInt("pendingApprovals") ?? 0), updatedAt: updatedAt)
+            pendingApprovals: Int(try f.optionalInt("pendingApprovals") ?? 0), updatedAt: updatedAt,
+            handle: try f.optionalString("handle"))
         condition = try f.optionalString("condition")
     }
+
+    /// What a person types for it: the handle, or the id's first characters from a host without handles.
+    public var displayName: String { handle ?? String(sessionID.rawValue.prefix(13)) }
 
     /// The attention order of the session list (DESIGN.md §6): NEEDS YOU, then RUNNING, then
     /// DONE; within a section the most recently updated first.

@@ -89,6 +89,6 @@ public enum RemoteWire {
     static let knownHostTypes: Set<String> = [
         "welcome", "sessionList", "snapshot", "events", "approvalRequested", "approvalResolved", "sessionUpdated", "error",
         "pong", "ok", "sessionCreated", "projectList", "approvalList", "diff", "fixture", "integrated", "integrationRefused",
-        "overlap",
+        "overlap", "config",
     ]
 }

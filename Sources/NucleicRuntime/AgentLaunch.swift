@@ -44,7 +44,9 @@ public struct AgentLaunch: Sendable, Hashable {
                 if access(candidate, X_OK) == 0 { return candidate }
             }
         }
-        let how = manifest.binaryEnvironment.map { " or set \($0) to its path" } ?? ""
+        // The daemon's environment is fixed when it starts: the settings file is what a user can change.
+        let key = manifest.binaryEnvironment.flatMap { variable in NucleicConfig.settings.first { $0.environment == variable }?.key }
+        let how = key.map { " or give its path with `nucleic config set \($0) PATH`" } ?? manifest.binaryEnvironment.map { " or set \($0) to its path" } ?? ""
         throw LaunchError("\(manifest.displayName) is not installed: none of \(manifest.binaryNames.joined(separator: ", ")) is on PATH; install it\(how)")
     }
 

@@ -65,6 +65,51 @@ public enum Naming {
     }
 }
 
+extension Naming {
+    /// The one session `reference` names, trying in order: its handle (`12`, or `#12`), its
+    /// branch (`nucleic/fix-login-0f3a9c`, or without the `nucleic/`), a unique prefix of its id,
+    /// a unique suffix of its id. The first kind that matches anything decides: two sessions
+    /// whose ids both start with the reference are ambiguous even if one id also ends with it.
+    public static func resolve(session reference: String, among sessions: [SessionSummary]) -> PrefixMatch<SessionSummary> {
+        let needle = reference.lowercased()
+        guard !needle.isEmpty else { return .none }
+        let handle = needle.hasPrefix("#") ? String(needle.dropFirst()) : needle
+        let stages: [(SessionSummary) -> Bool] = [
+            { $0.handle?.lowercased() == handle },
+            { $0.branch.lowercased() == needle || $0.branch.lowercased() == "nucleic/" + needle },
+            { $0.sessionID.rawValue == needle },
+            { $0.sessionID.rawValue.hasPrefix(needle) },
+            { $0.sessionID.rawValue.hasSuffix(needle) },
+        ]
+        return firstDeciding(stages, among: sessions) { $0.sessionID < $1.sessionID }
+    }
+
+    /// The one approval `reference` names: its handle (`12.1`), a unique prefix of its id, a
+    /// unique suffix of its id, in that order.
+    public static func resolve(approval reference: String, among approvals: [ApprovalRequest]) -> PrefixMatch<ApprovalRequest> {
+        let needle = reference.lowercased()
+        guard !needle.isEmpty else { return .none }
+        let handle = needle.hasPrefix("#") ? String(needle.dropFirst()) : needle
+        let stages: [(ApprovalRequest) -> Bool] = [
+            { $0.handle?.lowercased() == handle },
+            { $0.id.rawValue == needle },
+            { $0.id.rawValue.hasPrefix(needle) },
+            { $0.id.rawValue.hasSuffix(needle) },
+        ]
+        return firstDeciding(stages, among: approvals) { $0.id < $1.id }
+    }
+
+    private static func firstDeciding<T: Hashable>(_ stages: [(T) -> Bool], among items: [T],
+                                                   by order: (T, T) -> Bool) -> PrefixMatch<T> {
+        for stage in stages {
+            let matches = items.filter(stage)
+            if matches.count == 1 { return .one(matches[0]) }
+            if matches.count > 1 { return .ambiguous(matches.sorted(by: order)) }
+        }
+        return .none
+    }
+}
+
 extension String {
     func trimmingSpaces() -> String {
         var s = Substring(self)

@@ -51,7 +51,7 @@ extension SessionHost {
 
     /// Which codec, and how to launch, for a start request.
     func plan(_ request: ClientMsg.StartSession) throws(SessionError) -> (String, @Sendable (String) -> AgentLaunch) {
-        let environment = configuration.environment
+        let environment = agentEnvironment
         if request.backend == "replay" {
             guard let fixture = request.fixture else {
                 throw SessionError(.badMessage, "the replay backend needs a fixture (--fixture FILE)")
@@ -186,7 +186,7 @@ extension SessionHost {
             switch event.event {
             case .approvalRequested(var request):
                 request.sessionID = id
-                try await store.insert(ApprovalRecord(request: request, sessionID: id, createdAt: event.ts))
+                request.handle = try await store.insert(ApprovalRecord(request: request, sessionID: id, createdAt: event.ts))
                 // One a rule answered at once (its resolution is the next event) needs no one.
                 if await live[id]?.session.isPending(request.id) ?? true { after.append(.approvalRequested(request)) }
             case .approvalResolved(let resolution):

@@ -34,6 +34,8 @@ public actor SessionHost: SessionService {
         /// How long a session's agent may sit idle (its turn over, nothing pending) before the
         /// host ends its process; the next `send` resumes it. Nil: never (IdleTimeout).
         public var idleTimeout: Duration?
+        /// The settings file as read at start (NucleicConfig); `reloadConfig` replaces it.
+        public var config = NucleicConfig()
 
         public init(home: NucleicHome, adapters: [String: AdapterManifest], selfExecutable: String, maxRunning: Int = 8,
                     environment: [String: String] = AgentLaunch.hostEnvironment(), replaySpeed: String = "recorded",
@@ -85,9 +87,12 @@ public actor SessionHost: SessionService {
     var storeFull: Set<SessionID> = []
     /// The loop that ends idle agents (SessionHost+Idle.swift), while the host is open.
     var idleReaper: Task<Void, Never>?
+    /// The settings file as last read (at start, then on each `reloadConfig`).
+    var fileConfig: NucleicConfig
 
     public init(_ configuration: Configuration, store: Store) {
         self.configuration = configuration
+        self.fileConfig = configuration.config
         self.store = store
     }
 

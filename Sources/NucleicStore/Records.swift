@@ -64,11 +64,15 @@ public struct SessionRecord: Sendable, Hashable {
     public var exit: ExitInfo?
     /// What went wrong, for a session in `error`.
     public var error: String?
+    /// The short name people type (`12`): assigned by the store when the session is inserted.
+    public var handle: String?
 
     public init(id: SessionID = .make(), projectID: ProjectID, backend: String, title: String, prompt: String,
                 status: SessionStatus = .queued, branch: String, worktreePath: String? = nil, baseBranch: String,
                 nativeSessionID: String? = nil, lastSeq: Int64 = 0, diffStat: DiffStat? = nil,
-                createdAt: Timestamp = .now(), updatedAt: Timestamp? = nil, exit: ExitInfo? = nil, error: String? = nil) {
+                createdAt: Timestamp = .now(), updatedAt: Timestamp? = nil, exit: ExitInfo? = nil, error: String? = nil,
+                handle: String? = nil) {
+        self.handle = handle
         self.id = id
         self.projectID = projectID
         self.backend = backend
@@ -91,7 +95,7 @@ public struct SessionRecord: Sendable, Hashable {
     public func summary(projectName: String, pendingApprovals: Int) -> SessionSummary {
         SessionSummary(sessionID: id, projectName: projectName, backend: backend, status: status, title: title,
                        branch: branch, worktree: worktreePath, lastSeq: lastSeq, diffStat: diffStat, pendingApprovals: pendingApprovals,
-                       updatedAt: updatedAt)
+                       updatedAt: updatedAt, handle: handle)
     }
 }
 

@@ -103,6 +103,26 @@ enum Schema {
         Migration(version: 2, name: "rule messages", sql: """
             ALTER TABLE rules ADD COLUMN message TEXT;
             """),
+        // Short handles people type: a session's is a per-host number, never reused (the counter
+        // only grows, so a deleted session's number stays retired); an approval's is its
+        // session's handle, a dot, and its number within the session (`12.1`). Existing rows are
+        // numbered in creation order.
+        Migration(version: 3, name: "handles", sql: """
+            CREATE TABLE counters (
+                name  TEXT PRIMARY KEY NOT NULL,
+                value INTEGER NOT NULL CHECK (value >= 0)
+            ) STRICT;
+            ALTER TABLE sessions ADD COLUMN handle TEXT;
+            ALTER TABLE approvals ADD COLUMN handle TEXT;
+            UPDATE sessions SET handle = CAST((SELECT count(*) FROM sessions s2
+                WHERE s2.created_at < sessions.created_at OR (s2.created_at = sessions.created_at AND s2.id <= sessions.id)) AS TEXT);
+            INSERT INTO counters (name, value) VALUES ('session_handle', (SELECT count(*) FROM sessions));
+            UPDATE approvals SET handle = (SELECT s.handle FROM sessions s WHERE s.id = approvals.session_id) || '.' ||
+                CAST((SELECT count(*) FROM approvals a2 WHERE a2.session_id = approvals.session_id
+                    AND (a2.created_at < approvals.created_at OR (a2.created_at = approvals.created_at AND a2.id <= approvals.id))) AS TEXT);
+            CREATE UNIQUE INDEX sessions_by_handle ON sessions(handle);
+            CREATE UNIQUE INDEX approvals_by_handle ON approvals(handle);
+            """),
     ]
 
     /// The newest schema version this build knows.

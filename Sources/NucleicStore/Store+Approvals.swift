@@ -5,16 +5,25 @@ extension Store {
     // MARK: Approvals
 
     /// Stores a new pending approval (`record.status` must be `pending`).
-    public func insert(_ record: ApprovalRecord) throws(StoreError) {
+    /// Stores a new pending approval (`record.status` must be `pending`) with the next handle of
+    /// its session (`12.1`, `12.2`, …). Returns the handle it got.
+    @discardableResult
+    public func insert(_ record: ApprovalRecord) throws(StoreError) -> String {
         guard record.status == .pending else {
             throw StoreError(.invalidArgument, "a new approval must be pending, not \(record.status.rawValue)")
         }
-        try constraint("approval \(record.id) already exists, or session \(record.sessionID) does not") { () throws(StoreError) in
-            try db.execute("""
-                INSERT INTO approvals (id, session_id, tool_call_id, tool_name, input_json, risk, request_json, status, created_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8)
-                """, record.id, record.sessionID, record.toolCallID, record.toolName, record.input, record.risk,
-                record.request.sqlJSON, record.createdAt)
+        return try db.transaction { () throws(StoreError) -> String in
+            let sessionHandle = try db.scalar("SELECT handle FROM sessions WHERE id = ?1", [record.sessionID], as: String.self)
+            let count = try db.scalar("SELECT count(*) FROM approvals WHERE session_id = ?1", [record.sessionID], as: Int64.self) ?? 0
+            let handle = "\(sessionHandle ?? "?").\(count + 1)"
+            try constraint("approval \(record.id) already exists, or session \(record.sessionID) does not") { () throws(StoreError) in
+                try db.execute("""
+                    INSERT INTO approvals (id, session_id, tool_call_id, tool_name, input_json, risk, request_json, status, created_at, handle)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9)
+                    """, record.id, record.sessionID, record.toolCallID, record.toolName, record.input, record.risk,
+                    record.request.sqlJSON, record.createdAt, sessionHandle == nil ? nil : handle)
+            }
+            return handle
         }
     }
 
@@ -77,12 +86,14 @@ extension Store {
     }
 
     static let approvalColumns = """
-        request_json, session_id, status, decision_json, decided_by, decided_by_label, withdraw_reason, created_at, resolved_at
+        request_json, session_id, status, decision_json, decided_by, decided_by_label, withdraw_reason, created_at, resolved_at, handle
         """
 
     static func approvalRecord(_ r: Row) throws(StoreError) -> ApprovalRecord {
-        ApprovalRecord(
-            request: try ApprovalRequest.decodeJSON(from: r, at: 0), sessionID: try r.get(1), status: try r.get(2),
+        var request = try ApprovalRequest.decodeJSON(from: r, at: 0)
+        if let handle = try r.get(9, as: String?.self) { request.handle = handle }
+        return ApprovalRecord(
+            request: request, sessionID: try r.get(1), status: try r.get(2),
             decision: r.isNull(at: 3) ? nil : try Decision.decodeJSON(from: r, at: 3), decidedBy: try r.get(4),
             decidedByLabel: try r.get(5), withdrawReason: try r.get(6), createdAt: try r.get(7), resolvedAt: try r.get(8))
     }

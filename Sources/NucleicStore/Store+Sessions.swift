@@ -50,13 +50,23 @@ extension Store {
 
     // MARK: Sessions
 
-    public func insert(_ session: SessionRecord) throws(StoreError) {
+    /// Stores a new session with the next handle (a per-host number, never reused; the record's
+    /// own `handle` is ignored). Returns the handle it got.
+    @discardableResult
+    public func insert(_ session: SessionRecord) throws(StoreError) -> String {
         guard try project(id: session.projectID) != nil else {
             throw StoreError(.constraint, "no project with id \(session.projectID); add it with `nucleic project add`")
         }
-        try constraint("a session with id \(session.id) already exists") { () throws(StoreError) in
-            try db.execute("INSERT INTO sessions (\(Self.sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
-                           arguments: Self.sessionArguments(session))
+        return try db.transaction { () throws(StoreError) -> String in
+            try db.execute("UPDATE counters SET value = value + 1 WHERE name = 'session_handle'")
+            let handle = String(try db.scalar("SELECT value FROM counters WHERE name = 'session_handle'", as: Int64.self) ?? 0)
+            var record = session
+            record.handle = handle
+            try constraint("a session with id \(session.id) (or handle \(handle)) already exists") { () throws(StoreError) in
+                try db.execute("INSERT INTO sessions (\(Self.sessionColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                               arguments: Self.sessionArguments(record))
+            }
+            return handle
         }
     }
 
@@ -85,7 +95,7 @@ extension Store {
         if let limit = filter.limit { sql += " LIMIT \(max(0, limit))" }
         let summaries = try db.query(sql, arguments) { (r: Row) throws(StoreError) -> SessionSummary in
             let record = try Self.sessionRecord(r)
-            return record.summary(projectName: try r.get(20), pendingApprovals: try r.get(21))
+            return record.summary(projectName: try r.get(21), pendingApprovals: try r.get(22))
         }
         return summaries.sorted(by: SessionSummary.attentionOrder)
     }
@@ -135,6 +145,7 @@ extension Store {
             if record.updatedAt == before { record.updatedAt = at }
             var arguments = Self.sessionArguments(record)
             arguments.removeFirst()
+            arguments.removeLast()  // the handle never changes
             try constraint("cannot move session \(id) to project \(record.projectID)") { () throws(StoreError) in
                 try db.execute("""
                     UPDATE sessions SET project_id = ?1, backend = ?2, title = ?3, prompt = ?4, status = ?5, branch = ?6,
@@ -156,7 +167,7 @@ extension Store {
     static let sessionColumnNames = [
         "id", "project_id", "backend", "title", "prompt", "status", "branch", "worktree_path", "base_branch", "native_session_id",
         "last_seq", "diff_files", "diff_insertions", "diff_deletions", "created_at", "updated_at", "exit_code", "exit_signal",
-        "stderr_tail", "error",
+        "stderr_tail", "error", "handle",
     ]
     static let sessionColumns = sessionColumnNames.joined(separator: ", ")
 
@@ -172,7 +183,7 @@ extension Store {
         let (code, signal) = exitColumns(s.exit)
         return [s.id, s.projectID, s.backend, s.title, s.prompt, s.status, s.branch, s.worktreePath, s.baseBranch,
                 s.nativeSessionID, s.lastSeq, s.diffStat?.files, s.diffStat?.insertions, s.diffStat?.deletions,
-                s.createdAt, s.updatedAt, code, signal, s.exit?.stderrTail, s.error]
+                s.createdAt, s.updatedAt, code, signal, s.exit?.stderrTail, s.error, s.handle]
     }
 
     static func sessionRecord(_ r: Row) throws(StoreError) -> SessionRecord {
@@ -190,7 +201,7 @@ extension Store {
             id: try r.get(0), projectID: try r.get(1), backend: try r.get(2), title: try r.get(3), prompt: try r.get(4),
             status: try r.get(5), branch: try r.get(6), worktreePath: try r.get(7), baseBranch: try r.get(8),
             nativeSessionID: try r.get(9), lastSeq: try r.get(10), diffStat: diffStat, createdAt: try r.get(14),
-            updatedAt: try r.get(15), exit: exit, error: try r.get(19))
+            updatedAt: try r.get(15), exit: exit, error: try r.get(19), handle: try r.get(20))
     }
 
     static func whereClause(_ filter: SessionFilter, prefix: String = "") -> (String, [any SQLValueConvertible]) {

@@ -183,6 +183,8 @@ public final class LocalServer: Sendable {
             }
         case .overlap(let project):
             return .overlap(try await host.overlap(project: project))
+        case .reloadConfig:
+            return .config(try await host.reloadConfig())
         case .createInvite(let scope, let label, let addresses):
             return .invite(try await requirePairing().createInvite(scope: scope, label: label, addresses: addresses))
         case .listDevices(let includeRevoked):

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 import NucleicSystem
+import NucleicCommandLine
 #endif
 
 /// One benchmark, run as `nucleic-bench <name> [options]`. A new benchmark is a new conforming
@@ -12,12 +13,6 @@ protocol BenchCommand {
     /// The full help text (`nucleic-bench help <name>`, `<name> --help`).
     static var usage: String { get }
     static func run(_ arguments: [String]) throws -> Int32
-}
-
-/// A command line the user got wrong: printed with the usage, exit status 64 (EX_USAGE).
-struct UsageError: Error {
-    let message: String
-    let usage: String
 }
 
 /// A failure the user can act on: printed as `nucleic-bench: <message>`, exit status 1.
@@ -83,66 +78,6 @@ enum BenchCLI {
     }
 
     static func command(_ name: String) -> (any BenchCommand.Type)? { commands.first { $0.name == name } }
-}
-
-/// `--name value`, `--name=value` and boolean flags for one benchmark; anything else is a usage error.
-struct BenchArguments {
-    private var options: [String: String] = [:]
-    private var flags: Set<String> = []
-
-    init(_ arguments: [String], valued: Set<String>, boolean: Set<String> = [], usage: String) throws(UsageError) {
-        var i = 0
-        while i < arguments.count {
-            let argument = arguments[i]
-            i += 1
-            guard argument.hasPrefix("--") else { throw UsageError(message: "unexpected argument '\(argument)'", usage: usage) }
-            var name = String(argument.dropFirst(2))
-            var value: String?
-            if let eq = name.firstIndex(of: "=") {
-                value = String(name[name.index(after: eq)...])
-                name = String(name[..<eq])
-            }
-            if boolean.contains(name) {
-                guard value == nil else { throw UsageError(message: "--\(name) takes no value", usage: usage) }
-                flags.insert(name)
-            } else if valued.contains(name) {
-                if value == nil {
-                    guard i < arguments.count else { throw UsageError(message: "--\(name) needs a value", usage: usage) }
-                    value = arguments[i]
-                    i += 1
-                }
-                options[name] = value
-            } else {
-                throw UsageError(message: "unknown option --\(name)", usage: usage)
-            }
-        }
-    }
-
-    subscript(option: String) -> String? { options[option] }
-    func flag(_ name: String) -> Bool { flags.contains(name) }
-
-    /// An integer option within `range`, or `default` when absent.
-    func integer(_ name: String, default value: Int, in range: ClosedRange<Int>, usage: String) throws(UsageError) -> Int {
-        guard let text = options[name] else { return value }
-        guard let n = Int(text), range.contains(n) else {
-            throw UsageError(message: "--\(name) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'", usage: usage)
-        }
-        return n
-    }
-}
-
-enum Output {
-    static func standardOutput(_ text: String) { write(text + "\n", to: 1) }
-    static func standardError(_ text: String) { write(text + "\n", to: 2) }
-
-    private static func write(_ text: String, to fd: Int32) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            bytes = bytes.dropFirst(n)
-        }
-    }
 }
 
 extension String {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicAdapters
 import NucleicProtocol
+import NucleicCommandLine
 
 /// The timed passes of `nucleic-bench ingest`, one function per row. Each is `@inline(never)`: a
 /// symbol of its own for profilers (`--only ROW`, `valgrind --tool=callgrind --toggle-collect=*ROW*`).

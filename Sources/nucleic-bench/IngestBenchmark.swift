@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicAdapters
 import NucleicProtocol
+import NucleicCommandLine
 
 /// `nucleic-bench ingest`: agent stdout bytes to events, against Python's `json.loads`.
 enum IngestBenchmark: BenchCommand {
@@ -53,8 +54,8 @@ enum IngestBenchmark: BenchCommand {
         var mix = false
 
         init(_ arguments: [String]) throws {
-            let args = try BenchArguments(arguments, valued: ["size", "repeat", "seed", "python", "script", "keep", "input", "only"],
-                                          boolean: ["no-python", "mix"], usage: usage)
+            let args = try ArgumentParser(arguments, valued: ["size", "repeat", "seed", "python", "script", "keep", "input", "only"],
+                                          boolean: ["no-python", "mix"], short: [:], allowsPositionals: false, usage: usage)
             megabytes = try args.integer("size", default: megabytes, in: 1...4096, usage: usage)
             repeats = try args.integer("repeat", default: repeats, in: 1...100, usage: usage)
             seed = try args.integer("seed", default: seed, in: 0...Int.max, usage: usage)

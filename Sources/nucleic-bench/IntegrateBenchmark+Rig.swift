@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NucleicGit
+import NucleicCommandLine
 
 /// The two copies of the generated repository, and putting them back to a scenario's starting
 /// state between passes (not timed).

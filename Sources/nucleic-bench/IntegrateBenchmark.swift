@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NucleicGit
+import NucleicCommandLine
 
 /// `nucleic-bench integrate`: session worktrees and the three integration strategies through
 /// NucleicGit (libgit2), next to the `git` commands that do the same work, on two identical
@@ -68,8 +69,8 @@ enum IntegrateBenchmark: BenchCommand {
         var keep = false
 
         init(_ arguments: [String]) throws {
-            let args = try BenchArguments(arguments, valued: ["files", "changed", "repeat", "seed", "only", "directory"],
-                                          boolean: ["no-git", "keep"], usage: usage)
+            let args = try ArgumentParser(arguments, valued: ["files", "changed", "repeat", "seed", "only", "directory"],
+                                          boolean: ["no-git", "keep"], short: [:], allowsPositionals: false, usage: usage)
             files = try args.integer("files", default: files, in: 200...1_000_000, usage: usage)
             changed = try args.integer("changed", default: changed, in: 12...10_000, usage: usage)
             guard changed * 4 <= files else {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 import NucleicSystem
+import NucleicCommandLine
 #endif
 
 /// `nucleic-bench sessions`: the session host under load, in this process, with real replay
@@ -80,8 +81,8 @@ enum SessionsBenchmark: BenchCommand {
         var agentBallast = 0
 
         init(_ arguments: [String]) throws {
-            let args = try BenchArguments(arguments, valued: ["sessions", "events", "long", "pace", "store-sessions", "repeat", "seed", "nucleic", "only", "idle-sessions", "agent-ballast"],
-                                          boolean: ["keep", "trace"], usage: usage)
+            let args = try ArgumentParser(arguments, valued: ["sessions", "events", "long", "pace", "store-sessions", "repeat", "seed", "nucleic", "only", "idle-sessions", "agent-ballast"],
+                                          boolean: ["keep", "trace"], short: [:], allowsPositionals: false, usage: usage)
             if let list = args["sessions"] {
                 let values = list.split(separator: ",").map { Int($0) }
                 guard !values.isEmpty, values.allSatisfy({ ($0 ?? 0) >= 1 && ($0 ?? 0) <= 500 }) else {

@@ -9,6 +9,7 @@ import NucleicSync
 import NucleicWire
 import NucleicSystem
 import NucleicSockets
+import NucleicCommandLine
 
 /// `nucleic-bench sync`: the remote channel (docs/BENCHMARKS.md, "Sync"): Noise handshakes,
 /// encrypted frames against raw libsodium on the same buffers, and one busy session fanned out to
@@ -56,7 +57,7 @@ enum SyncBenchmark: BenchCommand {
         var nucleic: String
 
         init(_ arguments: [String]) throws {
-            let args = try BenchArguments(arguments, valued: ["handshakes", "subscribers", "events", "seed", "nucleic"], boolean: [], usage: usage)
+            let args = try ArgumentParser(arguments, valued: ["handshakes", "subscribers", "events", "seed", "nucleic"], boolean: [], short: [:], allowsPositionals: false, usage: usage)
             handshakes = try args.integer("handshakes", default: handshakes, in: 1...1_000_000, usage: usage)
             subscribers = try args.integer("subscribers", default: subscribers, in: 1...1000, usage: usage)
             events = try args.integer("events", default: events, in: 10...10_000_000, usage: usage)

@@ -1,18 +1,20 @@
 #if canImport(Glibc)
 import Glibc
-import NucleicSystem
 #endif
+import NucleicCommandLine
+import NucleicProtocol
+import NucleicSystem
 
-/// A command line the user got wrong: printed with the command's usage, exit status 64 (EX_USAGE).
-struct UsageError: Error {
-    let message: String
-    let usage: String
-}
-
-/// A failure the user can act on: printed as `nucleic: <message>`, exit status 1.
+/// A failure the user can act on: printed as `nucleic: <message>` (under `--json`, as
+/// `{"error": {"code", "message"}}`), exit status `status` (1 unless said; the table in
+/// `nucleic help`).
 struct CommandError: Error {
     let message: String
     var status: Int32 = 1
+    /// A machine-readable code: the daemon's error code, or one derived from the status.
+    var code: String?
+
+    var resolvedCode: String { code ?? CLI.exitCodes.first { $0.status == status }?.code ?? "failed" }
 }
 
 enum CLI {
@@ -40,6 +42,7 @@ enum CLI {
           overlap [PROJECT]                        files two live sessions both touched
           export-fixture SESSION                   the session's raw journal, replayable
           serve / stop-daemon [--kill-sessions]    run / stop the daemon (serve --listen ADDR:PORT for devices)
+          config list|get|set|unset                settings that stick (config.toml), applied to a running daemon
 
         Devices (a phone over the LAN, end-to-end encrypted):
           pair [--scope S] [--label L]             a one-time QR code / nucleic:// link to pair a device
@@ -59,9 +62,31 @@ enum CLI {
           version                                  print versions of nucleic and its libraries
           help [COMMAND]                           show help
 
-        Read commands take --json. Ids may be shortened to a unique prefix.
-        Run `nucleic help COMMAND` for a command's options.
+        A SESSION is its handle (12, as `ls` shows it), its branch, or the start or end of its id;
+        an APPROVAL is its handle (12.1) or the start or end of its id. Commands take --json
+        (errors then are {"error":{"code","message"}} on stderr); `CMD --help` shows a command's
+        options; `--` ends options. Short options: -a --all, -b --backend, -f --follow,
+        -m --message, -n --name, -p --project, -s --stat, -t --title, -h --help.
+
+        Exit status:
+        \(exitCodes.map { "  \(String($0.status).padding(4)) \($0.code.padding(12)) \($0.meaning)" }.joined(separator: "\n"))
         """
+
+    /// The exit statuses every command uses (docs/CLI.md), with the JSON error code of each.
+    static let exitCodes: [(status: Int32, code: String, meaning: String)] = [
+        (0, "ok", "done"),
+        (1, "failed", "it could not be done; the message says why"),
+        (2, "notFound", "no such session, approval, project or setting, or more than one matches"),
+        (3, "conflicted", "integrate: conflicts; nothing changed"),
+        (4, "dirtyBase", "integrate: uncommitted work in the base's checkout at paths it changes"),
+        (64, "usage", "the command line is wrong (unknown command or option, missing argument)"),
+    ]
+
+    /// Every command name, for did-you-mean.
+    static var commandNames: [String] {
+        ["demo", "serve", "config", "remote", "events", "replay-agent", "version", "help"]
+            + Array(SessionCommands.usages.keys) + Array(DeviceCommands.usages.keys)
+    }
 
     static func run(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
@@ -69,34 +94,66 @@ enum CLI {
             return 64
         }
         let rest = Array(arguments.dropFirst())
+        let json = wantsJSON(rest)
         do {
+            // `CMD --help` / `CMD -h`: that command's help, whatever else is given.
+            if command != "help", command != "shim", ArgumentParser.asksForHelp(rest), let text = help(command) {
+                Output.standardOutput(text)
+                return 0
+            }
             switch command {
             case "demo": return try DemoCommand.run(rest)
             case "serve": return try ServeCommand.run(rest)
+            case "config": return try ConfigCommand.run(rest)
             case "remote": return try RemoteCommands.run(rest)
             case _ where SessionCommands.usages[command] != nil: return try SessionCommands.run(command, rest)
             case _ where DeviceCommands.usages[command] != nil: return try DeviceCommands.run(command, rest)
             case "events": return try EventsCommand.run(rest)
             case "replay-agent": return try ReplayAgentCommand.run(rest)
             case "shim": return try ShimCommand.run(rest)
-            case "doctor": return try DoctorCommand.run(rest)
-            case "version", "--version": return VersionCommand.run()
+            case "version", "--version": return VersionCommand.run(json: json)
             case "help", "--help", "-h":
-                if let topic = rest.first, let text = help(topic) { Output.standardOutput(text) } else { Output.standardOutput(usage) }
+                guard let topic = rest.first else { Output.standardOutput(usage); return 0 }
+                guard let text = help(topic) else { throw UsageError(message: unknownCommand(topic), usage: "usage: nucleic help [COMMAND]") }
+                Output.standardOutput(text)
                 return 0
             default:
-                throw UsageError(message: "unknown command '\(command)'", usage: usage)
+                throw UsageError(message: unknownCommand(command), usage: "usage: nucleic <command> [options]")
             }
         } catch let error as UsageError {
-            Output.standardError("nucleic: \(error.message)\n\n\(error.usage)")
+            if json { return jsonError("usage", error.message, 64) }
+            Output.standardError("nucleic: \(error.message)\n\n\(error.synopsis)\nRun `nucleic help\(help(command) != nil ? " \(command)" : "")` for more.")
             return 64
         } catch let error as CommandError {
+            if json { return jsonError(error.resolvedCode, error.message, error.status) }
             Output.standardError("nucleic: \(error.message)")
             return error.status
         } catch {
+            if json { return jsonError("failed", "\(error)", 1) }
             Output.standardError("nucleic: \(error)")
             return 1
         }
+    }
+
+    static func unknownCommand(_ command: String) -> String {
+        let hint = Spelling.nearest(command, among: commandNames).map { " (did you mean '\($0)'?)" } ?? ""
+        return "unknown command '\(command)'\(hint)"
+    }
+
+    /// `--json` among the options (before any `--`).
+    static func wantsJSON(_ arguments: [String]) -> Bool {
+        for argument in arguments {
+            if argument == "--" { return false }
+            if argument == "--json" { return true }
+        }
+        return false
+    }
+
+    /// An error under `--json`: `{"error":{"code":…,"message":…}}` on stderr, the same status.
+    static func jsonError(_ code: String, _ message: String, _ status: Int32) -> Int32 {
+        let body: JSONValue = ["error": ["code": .string(code), "message": .string(message)]]
+        Output.standardError(JSONWriter.string(body))
+        return status
     }
 
     static func help(_ command: String) -> String? {
@@ -108,72 +165,10 @@ enum CLI {
         case _ where DeviceCommands.usages[command] != nil: DeviceCommands.usages[command]
         case "events": EventsCommand.usage
         case "replay-agent": ReplayAgentCommand.usage
-        case "version": "usage: nucleic version"
-        case "doctor": DoctorCommand.usage
+        case "version": "usage: nucleic version [--json]\n\nPrints the versions of nucleic and its libraries."
+        case "config": ConfigCommand.usage
         default: nil
         }
     }
 }
 
-/// Parses `--flag value`, `--flag=value`, boolean flags and positionals for one command.
-struct ArgumentParser {
-    private(set) var positionals: [String] = []
-    private var options: [String: String] = [:]
-    private var lists: [String: [String]] = [:]
-    private var flags: Set<String> = []
-
-    /// - Parameters: `valued` options take a value (the last one given wins); `repeated` ones take
-    ///   a value each time; `boolean` ones take none. Anything else is an error.
-    init(_ arguments: [String], valued: Set<String>, boolean: Set<String> = [], repeated: Set<String> = [], usage: String) throws {
-        var i = 0
-        var onlyPositionals = false
-        while i < arguments.count {
-            let argument = arguments[i]
-            i += 1
-            if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
-                positionals.append(argument)
-                continue
-            }
-            if argument == "--" { onlyPositionals = true; continue }
-            var name = String(argument.dropFirst(2))
-            var value: String?
-            if let eq = name.firstIndex(of: "=") {
-                value = String(name[name.index(after: eq)...])
-                name = String(name[..<eq])
-            }
-            if boolean.contains(name) {
-                guard value == nil else { throw UsageError(message: "--\(name) takes no value", usage: usage) }
-                flags.insert(name)
-            } else if valued.contains(name) || repeated.contains(name) {
-                if value == nil {
-                    guard i < arguments.count else { throw UsageError(message: "--\(name) needs a value", usage: usage) }
-                    value = arguments[i]
-                    i += 1
-                }
-                options[name] = value
-                lists[name, default: []].append(value!)
-            } else {
-                throw UsageError(message: "unknown option --\(name)", usage: usage)
-            }
-        }
-    }
-
-    subscript(option: String) -> String? { options[option] }
-    func flag(_ name: String) -> Bool { flags.contains(name) }
-    /// Every value a repeated option was given, in order.
-    func all(_ option: String) -> [String] { lists[option] ?? [] }
-}
-
-enum Output {
-    static func standardOutput(_ text: String) { write(1, text + "\n") }
-    static func standardError(_ text: String) { write(2, text + "\n") }
-
-    static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { Syscall.write(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return }
-            bytes = bytes.dropFirst(n)
-        }
-    }
-}

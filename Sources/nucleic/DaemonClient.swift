@@ -95,7 +95,7 @@ actor DaemonClient {
             }
         }
         if case .error(let code, let message, _) = reply.body {
-            throw CommandError(message: message, status: code == .notFound || code == .ambiguous ? 2 : 1)
+            throw CommandError(message: message, status: code == .notFound || code == .ambiguous ? 2 : 1, code: code.rawValue)
         }
         return reply
     }

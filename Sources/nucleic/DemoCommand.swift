@@ -9,6 +9,7 @@ import NucleicProtocol
 import NucleicRuntime
 import NucleicSystem
 import Synchronization
+import NucleicCommandLine
 
 /// `nucleic demo`: a whole session on the embedded default — a scratch repository, the replay
 /// backend playing a recorded Claude Code session (its file changes made in the session's

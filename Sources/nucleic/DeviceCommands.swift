@@ -4,6 +4,7 @@ import Glibc
 import NucleicProtocol
 import NucleicSync
 import NucleicSystem
+import NucleicCommandLine
 
 /// `nucleic pair`, `nucleic devices`, `nucleic revoke`: paired devices, through the daemon
 /// (docs/OPERATIONS.md, "Devices").

@@ -4,6 +4,7 @@ import Glibc
 import NucleicAdapters
 import NucleicProtocol
 import NucleicSystem
+import NucleicCommandLine
 
 /// `nucleic events`: a raw agent stdout stream in, normalized events out as JSON lines.
 enum EventsCommand {

@@ -5,6 +5,7 @@ import NucleicProtocol
 import NucleicRemoteKit
 import NucleicWire
 import NucleicSystem
+import NucleicCommandLine
 
 /// `nucleic remote …`: a terminal client that is a paired device, talking to a host over TCP
 /// exactly as a phone does (NucleicRemoteKit; docs/CLIENTS.md), never over the local socket.

@@ -5,6 +5,7 @@ import Dispatch
 import NucleicProtocol
 import NucleicRemoteKit
 import NucleicSystem
+import NucleicCommandLine
 
 /// `nucleic remote watch`: the attention list, pending approvals and each session's transcript
 /// as it grows, printed line by line (so it works in a pipe as in a terminal), with approvals

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicAdapters
 import NucleicSystem
+import NucleicCommandLine
 
 /// `nucleic replay-agent FIXTURE`: a recorded agent CLI on stdin/stdout, for hosts under test.
 ///

@@ -6,6 +6,7 @@ import NucleicDaemon
 import NucleicProtocol
 import NucleicRuntime
 import NucleicSystem
+import NucleicCommandLine
 
 /// `nucleic serve`: the daemon. Owns the session host and listens on the local socket until
 /// SIGTERM, SIGINT or `nucleic stop-daemon`; then stops every agent and exits, nothing
@@ -44,8 +45,15 @@ enum ServeCommand {
             guard let n = Int(text), n > 0 else { throw UsageError(message: "--max-running must be a positive number", usage: usage) }
             maxRunning = n
         }
+        // Each setting: the flag, else this process's environment, else config.toml (NucleicConfig).
+        let environment = AgentLaunch.hostEnvironment()
+        let fileConfig: NucleicConfig
+        do { fileConfig = try NucleicConfig.load(path: NucleicConfig.path(environment: environment)) } catch {
+            throw CommandError(message: "\(error.message); fix the file or use `nucleic config set`")
+        }
+        func setting(_ key: String) -> String? { fileConfig.resolve(key, flag: parsed[key], environment: environment).value }
         var approvalTimeout: Duration?
-        if let text = parsed["approval-timeout"] ?? getenv("NUCLEIC_APPROVAL_TIMEOUT").map({ String(cString: $0) }) {
+        if let text = setting("approval-timeout") {
             guard let seconds = Int(text), seconds > 0 else { throw UsageError(message: "--approval-timeout must be a positive number of seconds", usage: usage) }
             approvalTimeout = .seconds(seconds)
         }
@@ -55,17 +63,18 @@ enum ServeCommand {
             orphanGrace = seconds
         }
         let idleTimeout: Duration?
-        do { idleTimeout = try IdleTimeout.parse(parsed["idle-timeout"] ?? ProcessEnvironment.value("NUCLEIC_IDLE_TIMEOUT")) } catch {
+        do { idleTimeout = try IdleTimeout.parse(setting("idle-timeout")) } catch {
             throw UsageError(message: error.message, usage: usage)
         }
         let speed = parsed["replay-speed"] ?? "recorded"
         guard ["recorded", "max"].contains(speed) else { throw UsageError(message: "--replay-speed is recorded or max", usage: usage) }
 
-        let listen = try parsed["listen"].map(parseListen) ?? ProcessEnvironment.value("NUCLEIC_LISTEN").flatMap { $0.isEmpty ? nil : try parseListen($0) }
+        let listen = try setting("listen").flatMap { $0.isEmpty ? nil : try parseListen($0) }
 
-        let hostConfiguration = SessionHost.Configuration(
+        var hostConfiguration = SessionHost.Configuration(
             home: NucleicHome.fromEnvironment(), adapters: try AdapterCatalog.load(), selfExecutable: SelfExecutable.path,
             maxRunning: maxRunning, replaySpeed: speed, approvalTimeout: approvalTimeout, orphanGrace: orphanGrace, idleTimeout: idleTimeout)
+        hostConfiguration.config = fileConfig
         let daemon = Daemon(Daemon.Configuration(
             host: hostConfiguration, listen: listen.map { Daemon.ListenAddress(host: $0.host, port: $0.port) }, hostVersion: VersionCommand.version))
         try runBlocking { try await daemon.run() }.get()

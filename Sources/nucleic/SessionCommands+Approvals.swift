@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import NucleicProtocol
 import NucleicRuntime
+import NucleicCommandLine
 
 /// `nucleic approve` / `deny`: answering approvals from the terminal.
 extension SessionCommands {
@@ -43,7 +44,7 @@ extension SessionCommands {
         }
         _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision, denyAlways: denyAlways))
         let remembered = (alwaysScope ?? denyAlways).map { " and every later request matching \(describe($0, approval))" } ?? ""
-        Output.standardOutput("\(approving ? "approved" : "denied") \(short(approval.id.rawValue)) (\(approval.toolName))\(remembered)")
+        Output.standardOutput("\(approving ? "approved" : "denied") \(approval.displayName) (\(approval.toolName))\(remembered)")
         return 0
     }
 
@@ -57,14 +58,14 @@ extension SessionCommands {
         let approval = try await resolveApproval(parsed.positionals[0], client)
         let decision = try answers(Array(parsed.positionals.dropFirst()), to: approval, usage)
         _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision))
-        Output.standardOutput("answered \(short(approval.id.rawValue))")
+        Output.standardOutput("answered \(approval.displayName)")
         return 0
     }
 
     /// `log --follow` at a terminal: asks for `approval` and sends the answer. An empty line (or
     /// the end of input) leaves it pending; a race lost to another client says what won.
     static func answerInline(_ approval: ApprovalRequest, _ client: DaemonClient) async {
-        let id = short(approval.id.rawValue)
+        let id = approval.displayName
         let hint = approval.question == nil ? "[y]es / [n]o / a reason to deny" : "a number, a label or your own answer / [n]o to decline"
         Output.write(1, "answer \(id): \(hint) (empty: later) › ")
         let line: String? = await withCheckedContinuation { continuation in
@@ -123,7 +124,7 @@ extension SessionCommands {
     /// case, or free text where the agent takes an answer of its own (QuestionAnswer).
     static func answers(_ values: [String], to approval: ApprovalRequest, _ usage: String) throws -> Decision {
         guard let question = approval.question else {
-            throw CommandError(message: "\(short(approval.id.rawValue)) is not a question; approve or deny it")
+            throw CommandError(message: "\(approval.displayName) is not a question; approve or deny it")
         }
         var given: [String: [String]] = [:]
         if question.questions.count == 1 {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicProtocol
 import NucleicRuntime
+import NucleicCommandLine
 
 /// `nucleic integrate` / `overlap`.
 extension SessionCommands {
@@ -27,7 +28,7 @@ extension SessionCommands {
         switch reply.body {
         case .integrated(_, let commit, let strategy, let fastForward, let paths):
             if !parsed.flag("json") {
-                Output.standardOutput("integrated \(short(summary.sessionID.rawValue)) into its base by \(strategy)\(fastForward ? " (fast-forward)" : ""): \(commit) (\(paths.count) files)")
+                Output.standardOutput("integrated \(summary.displayName) into its base by \(strategy)\(fastForward ? " (fast-forward)" : ""): \(commit) (\(paths.count) files)")
             }
             return 0
         case .integrationRefused(_, let reason, let paths, let message):
@@ -37,7 +38,7 @@ extension SessionCommands {
             }
             return reason == "conflicted" ? 3 : reason == "dirtyBase" ? 4 : reason == "nothingToIntegrate" ? 0 : 1
         case .ok:
-            if !parsed.flag("json") { Output.standardOutput("asked the agent of \(short(summary.sessionID.rawValue)) to resolve the conflicts; integrate again when it is done") }
+            if !parsed.flag("json") { Output.standardOutput("asked the agent of \(summary.displayName) to resolve the conflicts; integrate again when it is done") }
             return 0
         default:
             throw CommandError(message: "unexpected reply to integrate: \(reply.type)")

@@ -1,5 +1,6 @@
 import NucleicProtocol
 import NucleicRuntime
+import NucleicCommandLine
 
 /// `nucleic rules ls|add|rm|explain`: the host's permission rules.
 extension SessionCommands {

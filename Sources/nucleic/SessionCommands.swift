@@ -4,6 +4,7 @@ import Glibc
 import NucleicProtocol
 import NucleicRuntime
 import NucleicSystem
+import NucleicCommandLine
 
 /// The commands that talk to the daemon (DESIGN.md §1). Each is a small function: parse,
 /// one or two requests, print.
@@ -180,11 +181,12 @@ enum SessionCommands {
         guard case .sessionList(let sessions) = try await client.request(.listSessions(includeArchived: true)).body else {
             throw CommandError(message: "unexpected reply to listSessions")
         }
-        switch Naming.resolve(reference, among: sessions.map(\.sessionID)) {
-        case .one(let id): return sessions.first { $0.sessionID == id }!
-        case .none: throw CommandError(message: "no session \(reference) (see `nucleic ls --all`)", status: 2)
-        case .ambiguous(let ids):
-            throw CommandError(message: "\(reference) matches \(ids.count) sessions: \(ids.map { short($0.rawValue) }.joined(separator: ", "))", status: 2)
+        switch Naming.resolve(session: reference, among: sessions) {
+        case .one(let session): return session
+        case .none: throw CommandError(message: "no session \(reference): give a handle, a branch, or the start or end of an id (see `nucleic ls --all`)", status: 2)
+        case .ambiguous(let matches):
+            let names = matches.map { "\($0.displayName) (\($0.sessionID))" }.joined(separator: ", ")
+            throw CommandError(message: "\(reference) matches \(matches.count) sessions: \(names); give its handle", status: 2)
         }
     }
 
@@ -197,10 +199,11 @@ enum SessionCommands {
 
     static func resolveApproval(_ reference: String, _ client: DaemonClient) async throws -> ApprovalRequest {
         let approvals = try await pending(client)
-        switch Naming.resolve(reference, among: approvals.map(\.id)) {
-        case .one(let id): return approvals.first { $0.id == id }!
+        switch Naming.resolve(approval: reference, among: approvals) {
+        case .one(let approval): return approval
         case .none: throw CommandError(message: "no pending approval \(reference) (see `nucleic approvals`)", status: 2)
-        case .ambiguous(let ids): throw CommandError(message: "\(reference) matches \(ids.count) approvals; give more characters", status: 2)
+        case .ambiguous(let matches):
+            throw CommandError(message: "\(reference) matches \(matches.count) approvals: \(matches.map(\.displayName).joined(separator: ", ")); give its handle", status: 2)
         }
     }
 
@@ -211,6 +214,14 @@ enum SessionCommands {
         guard case .sessionList(let sessions) = try await client.request(.listSessions(includeArchived: false)).body else { return [:] }
         var out: [SessionID: String] = [:]
         for s in sessions { if let w = s.worktree { out[s.sessionID] = w } }
+        return out
+    }
+
+    /// Each live session's handle, for naming sessions in lists of approvals.
+    static func sessionHandles(_ client: DaemonClient) async throws -> [SessionID: String] {
+        guard case .sessionList(let sessions) = try await client.request(.listSessions(includeArchived: true)).body else { return [:] }
+        var out: [SessionID: String] = [:]
+        for s in sessions { out[s.sessionID] = s.displayName }
         return out
     }
 
@@ -257,13 +268,32 @@ enum SessionCommands {
         if backend == "replay" && fixture == nil { throw UsageError(message: "--backend replay needs --fixture FILE", usage: usage) }
         if backend != "replay" && fixture != nil { throw UsageError(message: "--fixture is for --backend replay", usage: usage) }
         let client = try await DaemonClient.connect()
+        try await warnAboutEnvironment(backend: backend, client)
         let request = ClientMsg.StartSession(prompt: prompt, project: parsed["project"], backend: backend, fixture: fixture,
                                              base: parsed["base"], title: parsed["title"], planMode: parsed.flag("plan"))
         guard case .sessionCreated(let summary) = try await client.request(.startSession(request)).body else {
             throw CommandError(message: "unexpected reply to startSession")
         }
-        if parsed.flag("json") { json(summary.json) } else { Output.standardOutput(summary.sessionID.rawValue) }
+        if parsed.flag("json") { json(summary.json) } else {
+            // The handle for people on stderr; stdout stays the bare id, for `id=$(nucleic start …)`.
+            Output.standardError("started session \(summary.displayName) on branch \(summary.branch)")
+            Output.standardOutput(summary.sessionID.rawValue)
+        }
         return 0
+    }
+
+    /// This shell sets the backend's binary, but the running daemon (started elsewhere) uses
+    /// another: say so, and how to apply it.
+    static func warnAboutEnvironment(backend: String, _ client: DaemonClient) async throws {
+        let key = "\(backend)-bin"
+        guard let setting = NucleicConfig.setting(key), let wanted = AgentLaunch.hostEnvironment()[setting.environment], !wanted.isEmpty,
+            case .config(let entries) = try await client.request(.reloadConfig).body,
+            let entry = entries.first(where: { $0.key == key }), entry.value != wanted else { return }
+        let has = entry.value.map { "\($0) (from its \(entry.source == "environment" ? setting.environment : entry.source))" } ?? "the \(backend) on its PATH"
+        let fix = entry.source == "environment"
+            ? "restart it from this shell (`nucleic stop-daemon`; sessions keep running)"
+            : "`nucleic config set \(key) \(wanted)` applies it to the next start, or restart the daemon from this shell (`nucleic stop-daemon`)"
+        Output.standardError("nucleic: this shell sets \(setting.environment)=\(wanted), but the running daemon uses \(has): \(fix)")
     }
 
     static func list(_ arguments: [String], _ usage: String) async throws -> Int32 {
@@ -288,7 +318,7 @@ enum SessionCommands {
     static func row(_ s: SessionSummary) -> String {
         let diff = s.diffStat.map { " +\($0.insertions)/−\($0.deletions)" } ?? ""
         let pending = (s.pendingApprovals > 0 ? " · \(s.pendingApprovals) pending" : "") + (s.condition.map { " · \($0)" } ?? "")
-        return "\(short(s.sessionID.rawValue))  \(s.status.rawValue.padding(16))  \(s.title)  [\(s.projectName) · \(s.backend)\(diff)\(pending)]"
+        return "\(s.displayName.padding(4))  \(s.status.rawValue.padding(16))  \(s.title)  [\(s.projectName) · \(s.backend)\(diff)\(pending)]"
     }
 
     static func show(_ arguments: [String], _ usage: String) async throws -> Int32 {
@@ -302,7 +332,7 @@ enum SessionCommands {
             return 0
         }
         Output.standardOutput("""
-            session   \(summary.sessionID)
+            session   \(summary.displayName)   id \(summary.sessionID)
             title     \(summary.title)
             status    \(summary.status.rawValue)\(summary.condition.map { "   held back: \($0) (the disk is full; free some space)" } ?? "")
             project   \(summary.projectName)   backend \(summary.backend)
@@ -312,7 +342,7 @@ enum SessionCommands {
             """)
         if let d = summary.diffStat { Output.standardOutput("diff      \(d.files) files, +\(d.insertions) −\(d.deletions)") }
         for a in approvals {
-            Output.standardOutput("pending   \(short(a.id.rawValue))  [\(a.risk.rawValue)]")
+            Output.standardOutput("pending   \(a.displayName)  [\(a.risk.rawValue)]")
             for line in ApprovalContent(a, cwd: summary.worktree).lines { Output.standardOutput("    " + line) }
         }
         return 0
@@ -328,14 +358,20 @@ enum SessionCommands {
         }
         let client = try await DaemonClient.connect()
         let summary = try await resolveSession(reference, client)
-        var renderer = TranscriptRenderer(cwd: summary.worktree)
+        var renderer = TranscriptRenderer(cwd: summary.worktree, sessionHandle: summary.handle)
         func emit(_ events: [SequencedEvent]) {
             for e in events {
                 if case .sessionStarted(let started) = e.event { renderer.reportedCwd = started.cwd }
-                if parsed.flag("json") { json(e.json) } else if let line = renderer.render(e.event) { Output.standardOutput(line) }
+                // Every event goes through the renderer (it numbers the approvals); those up to
+                // --since are not printed.
+                let line = renderer.render(e.event)
+                guard e.seq > since else { continue }
+                if parsed.flag("json") { json(e.json) } else if let line { Output.standardOutput(line) }
             }
         }
-        guard case .events(_, let backlog) = try await client.request(.subscribe(sessionID: summary.sessionID, sinceSeq: since, verbosity: .full)).body else {
+        // From the start whatever --since says: approval handles count from the first event.
+        let from: Int64 = parsed.flag("json") ? since : 0
+        guard case .events(_, let backlog) = try await client.request(.subscribe(sessionID: summary.sessionID, sinceSeq: from, verbosity: .full)).body else {
             throw CommandError(message: "unexpected reply to subscribe")
         }
         emit(backlog)
@@ -375,9 +411,11 @@ enum SessionCommands {
         if parsed.flag("json") { json(.array(list.map(\.json))); return 0 }
         if list.isEmpty { Output.standardOutput("no pending approvals"); return 0 }
         let worktrees = try await sessionWorktrees(client)
+        let handles = try await sessionHandles(client)
         for a in list {
             let card = ApprovalContent(a, cwd: a.sessionID.flatMap { worktrees[$0] })
-            Output.standardOutput("\(short(a.id.rawValue))  \(a.risk.rawValue.padding(11))  \(card.headline)  (session \(short(a.sessionID?.rawValue ?? "?")))")
+            let session = a.sessionID.flatMap { handles[$0] } ?? a.sessionID.map { short($0.rawValue) } ?? "?"
+            Output.standardOutput("\(a.displayName.padding(6))  \(a.risk.rawValue.padding(11))  \(card.headline)  (session \(session))")
             for line in card.body + (card.omittedLines > 0 ? [card.lines.last!] : []) { Output.standardOutput("    " + line) }
             Output.standardOutput("    → \(allowed(a))")
         }
@@ -386,7 +424,7 @@ enum SessionCommands {
 
     /// What can be answered: the decisions the backend takes and the "always" scopes offered.
     static func allowed(_ a: ApprovalRequest) -> String {
-        if a.question != nil { return "answer: nucleic answer \(short(a.id.rawValue)) NUMBER|LABEL…  (or deny)" }
+        if a.question != nil { return "answer: nucleic answer \(a.displayName) NUMBER|LABEL…  (or deny)" }
         var parts = ["allow", a.capabilities.canModifyToolInput ? "allow with an edited input" : "no edited input (the backend cannot take one)",
                      "deny with a message"]
         let scopes = a.offeredScopes.map { scope -> String in
@@ -448,11 +486,11 @@ enum SessionCommands {
             .discard(sessionID: summary.sessionID, deleteBranch: parsed.flag("delete-branch"), force: parsed.flag("force"))).body
         else { throw CommandError(message: "unexpected reply to discard") }
         if deleted {
-            Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); branch \(branch) deleted")
+            Output.standardOutput("discarded \(summary.displayName); branch \(branch) deleted")
         } else if let snapshot {
-            Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); its uncommitted work is commit \(snapshot.prefix(12)) on branch \(branch), kept")
+            Output.standardOutput("discarded \(summary.displayName); its uncommitted work is commit \(snapshot.prefix(12)) on branch \(branch), kept")
         } else {
-            Output.standardOutput("discarded \(short(summary.sessionID.rawValue)); branch \(branch) kept (nothing was left uncommitted)")
+            Output.standardOutput("discarded \(summary.displayName); branch \(branch) kept (nothing was left uncommitted)")
         }
         return 0
     }

@@ -1,4 +1,5 @@
 import NucleicRuntime
+import NucleicCommandLine
 
 /// `nucleic shim SESSION_FOLDER [--orphan-grace SECONDS] -- AGENT ARGS…`: the per-session shim
 /// the daemon starts (hidden: not for people). See `ShimServer` and docs/OPERATIONS.md.

@@ -8,8 +8,19 @@ struct TranscriptRenderer {
     var cwd: String?
     /// The folder the agent reports working in, when it differs (a replayed recording's).
     var reportedCwd: String?
+    /// The session's handle: approvals are named `HANDLE.N`, N counting the session's approvals
+    /// from its first event (as the host numbers them). Nil: approvals are named by their id.
+    var sessionHandle: String?
+    private var approvalsSeen = 0
 
-    func render(_ event: AgentEvent) -> String? {
+    init(cwd: String? = nil, sessionHandle: String? = nil) {
+        self.cwd = cwd
+        self.sessionHandle = sessionHandle
+    }
+
+    /// The line(s) for one event; call it for every event from the first, in order, so
+    /// approvals get their handles.
+    mutating func render(_ event: AgentEvent) -> String? {
         switch event {
         case .sessionStarted(let s):
             let model = s.model.map { " (\($0))" } ?? ""
@@ -34,7 +45,9 @@ struct TranscriptRenderer {
             // The card every client shows (ApprovalContent): the diff, the command, the options.
             let card = ApprovalContent(a, cwd: cwd, otherRoots: reportedCwd.map { [$0] } ?? [], maximumLines: 24)
             let kind = a.question == nil ? "approval" : "question"
-            let head = "? \(kind) \(a.id.rawValue.prefix(13)): \(card.headline)" + (a.question == nil ? "  [risk: \(a.risk.rawValue)]" : "")
+            approvalsSeen += 1
+            let name = a.handle ?? sessionHandle.map { "\($0).\(approvalsSeen)" } ?? String(a.id.rawValue.prefix(13))
+            let head = "? \(kind) \(name): \(card.headline)" + (a.question == nil ? "  [risk: \(a.risk.rawValue)]" : "")
             return ([head] + card.lines.dropFirst().map { "    " + $0 }).joined(separator: "\n")
         case .approvalResolved(let r):
             let who = r.decidedBy == "recorded" ? "as recorded" : "by \(r.decidedByLabel ?? r.decidedBy)"

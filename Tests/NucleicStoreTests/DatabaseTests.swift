@@ -9,7 +9,7 @@ import Testing
         let db = try Database(path: dir.file("nucleic.db"))
         #expect(try db.userVersion == Schema.latestVersion)
         let tables = try db.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") { (r: Row) throws(StoreError) -> String in try r.get(0) }
-        #expect(tables == ["approvals", "devices", "projects", "rules", "sessions", "todos"])
+        #expect(tables == ["approvals", "counters", "devices", "projects", "rules", "sessions", "todos"])
         #expect(try db.scalar("PRAGMA application_id", as: Int64.self) == Migrator.applicationID)
     }
 

@@ -56,12 +56,12 @@ import Testing
         full.exit = ExitInfo(status: .signaled(9), stderrTail: "Killed\n")
         full.error = "the agent died"
         full.updatedAt = Timestamp(millisecondsSince1970: Self.t0.millisecondsSince1970 + 5)
-        try await store.insert(full)
+        full.handle = try await store.insert(full)
         #expect(try await store.session(id: full.id) == full)
 
         var bare = Self.session(p, status: .queued)
         bare.worktreePath = nil
-        try await store.insert(bare)
+        bare.handle = try await store.insert(bare)
         #expect(try await store.session(id: bare.id) == bare)
 
         var exited = Self.session(p)
@@ -81,8 +81,8 @@ import Testing
         let store = try await Store.open(path: dir.file("nucleic.db"))
         let p = Self.project()
         try await store.insert(p)
-        let s = Self.session(p)
-        try await store.insert(s)
+        var s = Self.session(p)
+        s.handle = try await store.insert(s)
         let t1 = Timestamp(millisecondsSince1970: Self.t0.millisecondsSince1970 + 1000)
 
         try await store.update(session: s.id, status: .awaitingApproval, at: t1)
@@ -128,7 +128,7 @@ import Testing
                                        (blog, .discarded), (shop, .error), (blog, .queued)].enumerated() {
             var s = Self.session(project, status: status, at: Int64(i) * 10)
             if i == 5 { s.backend = "codex" }
-            try await store.insert(s)
+            s.handle = try await store.insert(s)
             sessions.append(s)
         }
         let all = try await store.sessions()
@@ -164,13 +164,13 @@ import Testing
         let store = try await Store.open(path: dir.file("nucleic.db"))
         let p = Self.project()
         try await store.insert(p)
-        let s = Self.session(p)
-        try await store.insert(s)
-        let first = ApprovalRecord(request: Self.request(s), sessionID: s.id)
-        let second = ApprovalRecord(request: Self.request(s, tool: "Write"), sessionID: s.id,
+        var s = Self.session(p)
+        s.handle = try await store.insert(s)
+        var first = ApprovalRecord(request: Self.request(s), sessionID: s.id)
+        var second = ApprovalRecord(request: Self.request(s, tool: "Write"), sessionID: s.id,
                                     createdAt: Timestamp(millisecondsSince1970: Self.t0.millisecondsSince1970 + 1))
-        try await store.insert(first)
-        try await store.insert(second)
+        first.request.handle = try await store.insert(first)
+        second.request.handle = try await store.insert(second)
         #expect(try await store.approval(id: first.id) == first)
         #expect(try await store.pendingApprovals() == [first, second])
 
@@ -295,11 +295,11 @@ import Testing
         let dir = TempFolder()
         let path = dir.file("nucleic.db")
         let p = Self.project()
-        let s = Self.session(p)
+        var s = Self.session(p)
         do {
             let store = try await Store.open(path: path)
             try await store.insert(p)
-            try await store.insert(s)
+            s.handle = try await store.insert(s)
         }
         let store = try await Store.open(path: path)
         #expect(try await store.project(id: p.id) == p)

@@ -49,8 +49,9 @@ public actor Pairing {
     /// a listener on a wildcard address needs them given (`nucleic pair --advertise`).
     public func createInvite(scope: Scope, label: String?, addresses: [String], now: Timestamp = .now()) throws(SessionError) -> Invite {
         guard let listening else {
-            throw SessionError(.notReady, "the daemon does not listen for devices: restart it with `nucleic serve --listen ADDR:PORT` "
-                + "(or set NUCLEIC_LISTEN=ADDR:PORT for the daemon started on demand)")
+            throw SessionError(.notReady, "the daemon does not listen for devices: `nucleic config set listen ADDR:PORT`, then "
+                + "`nucleic stop-daemon` (sessions keep running; the next command starts a daemon that listens), "
+                + "or run `nucleic serve --listen ADDR:PORT`")
         }
         var advertised = addresses
         if advertised.isEmpty {
