@@ -15,6 +15,8 @@ public protocol SessionService: Actor {
     func summary(_ id: SessionID) async throws(SessionError) -> SessionSummary
     /// The events of a session after `seq`, oldest first.
     func events(_ id: SessionID, after seq: Int64) async throws(SessionError) -> [SequencedEvent]
+    /// Reads the config file again and applies what a running daemon can; the settings in force.
+    func reloadConfig() async throws(SessionError) -> [ConfigEntry]
     /// The events of a session after `seq`, read a page at a time from one opened transcript (a
     /// backlog of any length, in bounded memory).
     func eventPages(_ id: SessionID, after seq: Int64) async throws(SessionError) -> any EventPages

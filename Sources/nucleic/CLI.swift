@@ -84,7 +84,7 @@ enum CLI {
 
     /// Every command name, for did-you-mean.
     static var commandNames: [String] {
-        ["demo", "serve", "config", "remote", "events", "replay-agent", "version", "help"]
+        ["demo", "serve", "config", "doctor", "remote", "events", "replay-agent", "version", "help"]
             + Array(SessionCommands.usages.keys) + Array(DeviceCommands.usages.keys)
     }
 
@@ -105,6 +105,7 @@ enum CLI {
             case "demo": return try DemoCommand.run(rest)
             case "serve": return try ServeCommand.run(rest)
             case "config": return try ConfigCommand.run(rest)
+            case "doctor": return try DoctorCommand.run(rest)
             case "remote": return try RemoteCommands.run(rest)
             case _ where SessionCommands.usages[command] != nil: return try SessionCommands.run(command, rest)
             case _ where DeviceCommands.usages[command] != nil: return try DeviceCommands.run(command, rest)
@@ -167,6 +168,7 @@ enum CLI {
         case "replay-agent": ReplayAgentCommand.usage
         case "version": "usage: nucleic version [--json]\n\nPrints the versions of nucleic and its libraries."
         case "config": ConfigCommand.usage
+        case "doctor": DoctorCommand.usage
         default: nil
         }
     }

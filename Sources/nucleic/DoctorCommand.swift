@@ -4,6 +4,7 @@ import Glibc
 import NucleicProtocol
 import NucleicRuntime
 import NucleicStore
+import NucleicCommandLine
 
 /// `nucleic doctor [--json]`: what the data folder's state is, read without changing anything
 /// and without the daemon: what repairs were made (each session's `repairs.jsonl`), what is

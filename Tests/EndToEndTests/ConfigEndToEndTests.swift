@@ -1,4 +1,5 @@
 import Foundation
+import NucleicHarness
 import NucleicProtocol
 import NucleicRuntime
 import NucleicTestSupport
