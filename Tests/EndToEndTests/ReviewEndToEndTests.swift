@@ -105,7 +105,9 @@ import Testing
                 output += String(decoding: chunk, as: UTF8.self)
                 if output.contains("(empty: later) ›") { break }
             }
-            #expect(output.contains("? approval \(approval.id.rawValue.prefix(13)): Write notes.txt  [risk:"), "\(output)")
+            // The card names the approval by its handle (the session's handle and its number).
+            #expect(approval.handle == "1.1")
+            #expect(output.contains("? approval 1.1: Write notes.txt  [risk:"), "\(output)")
             #expect(output.contains("+from the mock"), "\(output)")
             try await process.write(Array("y\n".utf8))
             #expect(try await d.waitFor(id, ["finished", "error"]) == "finished")
