@@ -16,7 +16,9 @@ public struct ClientMsg: Sendable, Hashable {
         /// `label`: the name a device pairing for the first time wants to be listed under.
         case hello(protocolVersion: Int64, client: String, label: String? = nil)
         case listSessions(includeArchived: Bool)
-        case subscribe(sessionID: SessionID, sinceSeq: Int64?, verbosity: Verbosity)
+        /// `foreground`: the person is looking at this session now (a `watch` view, a phone's
+        /// open screen); the host suppresses notifications about it while such a subscriber lasts.
+        case subscribe(sessionID: SessionID, sinceSeq: Int64?, verbosity: Verbosity, foreground: Bool = false)
         case unsubscribe(sessionID: SessionID)
         /// With `denyAlways` (only beside a deny): also make a deny rule at that scope.
         case approvalRespond(approvalID: ApprovalID, decision: Decision, denyAlways: ApprovalScope? = nil)
@@ -160,10 +162,11 @@ extension ClientMsg: JSONRepresentable {
             o.append("label", ifPresent: label.map(JSONValue.string))
         case .listSessions(let includeArchived):
             o.append("includeArchived", .bool(includeArchived))
-        case .subscribe(let id, let since, let verbosity):
+        case .subscribe(let id, let since, let verbosity, let foreground):
             o.append("sessionID", .string(id.rawValue))
             o.append("sinceSeq", ifPresent: since.map(JSONValue.int))
             o.append("verbosity", .string(verbosity.rawValue))
+            if foreground { o.append("foreground", .bool(true)) }
         case .unsubscribe(let id), .interrupt(let id), .exportFixture(let id):
             o.append("sessionID", .string(id.rawValue))
         case .approvalRespond(let id, let decision, let denyAlways):
@@ -236,7 +239,8 @@ extension ClientMsg: JSONRepresentable {
                 guard let v = Verbosity(rawValue: raw) else { throw ShapeError("client message: unknown verbosity \"\(raw)\"") }
                 return v
             } ?? .full
-            body = .subscribe(sessionID: try session(), sinceSeq: try f.optionalInt("sinceSeq"), verbosity: verbosity)
+            body = .subscribe(sessionID: try session(), sinceSeq: try f.optionalInt("sinceSeq"), verbosity: verbosity,
+                              foreground: try f.bool("foreground", default: false))
         case "unsubscribe": body = .unsubscribe(sessionID: try session())
         case "approvalRespond":
             body = .approvalRespond(approvalID: ApprovalID(try f.string("approvalID")), decision: try f.decode("decision"),

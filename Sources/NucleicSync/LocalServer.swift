@@ -111,9 +111,10 @@ public final class LocalServer: Sendable {
                 sessionID: nil), requestID: message.requestID))
             return
         }
-        if case .subscribe(let id, let since, let verbosity) = message.body {
+        if case .subscribe(let id, let since, let verbosity, let foreground) = message.body {
             // The client state sends the reply itself, then what arrived while it was built.
-            await client.subscribe(id, since: since, verbosity: verbosity, requestID: message.requestID, server: self)
+            await client.subscribe(id, since: since, verbosity: verbosity, foreground: foreground,
+                                   requestID: message.requestID, server: self)
             return
         }
         let reply: HostMsg.Body
@@ -268,6 +269,8 @@ struct LocalSink: ClientSink {
 actor ClientState {
     struct Subscription {
         var verbosity: ClientMsg.Verbosity
+        /// The subscriber is a view the person has open (see `ClientMsg.Body.subscribe`).
+        var foreground = false
         var delivered: Int64
         /// `coalesced` only: the delta held back until a boundary or the next 150 ms flush.
         var coalescer = Coalescer()
@@ -338,8 +341,9 @@ actor ClientState {
     /// A warm backlog of any length is sent in pages: the reply carries the first (with the
     /// request's id), pushed `events` messages the rest, in order; between pages the client's
     /// queue must drain under a bound, so a slow reader holds the sending back, not the memory.
-    func subscribe(_ id: SessionID, since: Int64?, verbosity: ClientMsg.Verbosity, requestID: Int64?, server: LocalServer) async {
-        subscriptions[id] = Subscription(verbosity: verbosity, delivered: since ?? 0, held: [])
+    func subscribe(_ id: SessionID, since: Int64?, verbosity: ClientMsg.Verbosity, foreground: Bool = false,
+                   requestID: Int64?, server: LocalServer) async {
+        subscriptions[id] = Subscription(verbosity: verbosity, foreground: foreground, delivered: since ?? 0, held: [])
         var last: Int64
         do {
             let summary = try await server.host.summary(id)

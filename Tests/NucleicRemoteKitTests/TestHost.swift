@@ -230,7 +230,7 @@ actor TestHost {
         switch m.body {
         case .listSessions:
             c.send(HostMsg(.sessionList(sessions.values.map(\.summary).sorted(by: SessionSummary.attentionOrder)), requestID: rid))
-        case .subscribe(let id, let since, let verbosity):
+        case .subscribe(let id, let since, let verbosity, _):
             guard let s = sessions[id] else {
                 c.send(HostMsg(.error(code: .notFound, message: "no session \(id)", sessionID: id), requestID: rid))
                 return

@@ -21,6 +21,7 @@ public enum MessageExamples {
         ClientMsg(.listSessions(includeArchived: true)),
         ClientMsg(.subscribe(sessionID: session, sinceSeq: 12, verbosity: .coalesced), requestID: 7),
         ClientMsg(.subscribe(sessionID: session, sinceSeq: nil, verbosity: .full)),
+        ClientMsg(.subscribe(sessionID: session, sinceSeq: nil, verbosity: .full, foreground: true)),
         ClientMsg(.unsubscribe(sessionID: session)),
         ClientMsg(.approvalRespond(approvalID: "a1", decision: .deny(message: "no"))),
         ClientMsg(.sendInput(sessionID: session, text: "go on")),
