@@ -71,23 +71,29 @@ extension SessionHost {
         if let entry = live[id] {
             do { return try entry.storage.events(from: seq + 1) } catch { throw SessionError(.internalError, "\(error)") }
         }
-        do {
-            let transcript = try SessionFolder(home: configuration.home.path, session: id).openTranscript()
-            defer { transcript.close() }
-            return try transcript.read(from: seq + 1).collect()
-        } catch { throw SessionError(.notFound, "session \(id) has no transcript: \(error)") }
+        do { return try storedCursor(id, from: seq + 1).collect() } catch {
+            throw SessionError(.notFound, "session \(id) has no transcript: \(error)")
+        }
     }
 
     /// Events after `seq` a page at a time: a live session's from its open transcript (each
-    /// page found by the seq index), a stored one's through one cursor over the transcript
-    /// opened once (opening checks the whole file).
+    /// page found by the seq index), a stored one's through one cursor (`storedCursor`).
     public func eventPages(_ id: SessionID, after seq: Int64) async throws(SessionError) -> any EventPages {
         if let entry = live[id] { return LiveEventPages(storage: entry.storage, after: seq) }
-        do {
-            let transcript = try SessionFolder(home: configuration.home.path, session: id).openTranscript()
-            defer { transcript.close() }
-            return StoredEventPages(cursor: try transcript.read(from: seq + 1))
-        } catch { throw SessionError(.notFound, "session \(id) has no transcript: \(error)") }
+        do { return StoredEventPages(cursor: try storedCursor(id, from: seq + 1)) } catch {
+            throw SessionError(.notFound, "session \(id) has no transcript: \(error)")
+        }
+    }
+
+    /// A stored session's events from `seq`: through a `TranscriptSnapshot`, which reads only
+    /// the lines it returns, or, when the snapshot's check finds the file needs repair, through
+    /// the repairing open (a pass over the whole file).
+    func storedCursor(_ id: SessionID, from seq: Int64) throws(StoreError) -> TranscriptCursor {
+        let folder = SessionFolder(home: configuration.home.path, session: id)
+        if let snapshot = TranscriptSnapshot.open(folder: folder.path), let cursor = snapshot.read(from: seq) { return cursor }
+        let transcript = try folder.openTranscript()
+        defer { transcript.close() }
+        return try transcript.read(from: seq)
     }
 
     public func diff(_ id: SessionID, statOnly: Bool) async throws(SessionError) -> (DiffStat, [FileStat], String?) {
