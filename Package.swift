@@ -19,6 +19,11 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // The desktop's notification server over the session bus (libdbus-1-dev).
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // HTTP for the push channels (libcurl4-openssl-dev) and OpenSSL's libcrypto (libssl-dev).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // What Glibc does not import: posix_spawn extras, pidfd, pipe2, prctl (needs _GNU_SOURCE).
         .target(name: "CShims", cSettings: [.define("_GNU_SOURCE")]),
 
@@ -40,17 +45,22 @@ let package = Package(
         .target(name: "NucleicCommandLine", dependencies: ["NucleicProtocol", "NucleicSystem"]),
         // The phone's client core (docs/CLIENTS.md): platform-free, Foundation at most.
         .target(name: "NucleicRemoteKit", dependencies: ["NucleicProtocol", "NucleicWire"]),
+        // `nucleic watch` as values: its state and keys on the kit's state, and its screen (pure).
+        .target(name: "NucleicWatch", dependencies: ["NucleicProtocol", "NucleicRemoteKit"]),
+        // The notifier (docs/OPERATIONS.md, "Notifications"): the pure ladder and its channels.
+        .target(name: "NucleicNotify", dependencies: ["NucleicProtocol", "NucleicSystem", "CDBus", "CCurl", "CCrypto"]),
         // `nucleic serve` as a library value: the daemon's services and the group that runs them.
-        .target(name: "NucleicDaemon", dependencies: ["NucleicProtocol", "NucleicRuntime", "NucleicSync", "NucleicSockets", "NucleicSystem"]),
+        .target(name: "NucleicDaemon", dependencies: ["NucleicProtocol", "NucleicRuntime", "NucleicSync", "NucleicSockets", "NucleicSystem", "NucleicNotify"]),
         .executableTarget(
             name: "nucleic",
-            dependencies: ["NucleicDaemon", "NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicRemoteKit", "NucleicSystem", "NucleicCommandLine"]
+            dependencies: ["NucleicDaemon", "NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicGit", "NucleicStore", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicRemoteKit", "NucleicWatch", "NucleicSystem", "NucleicCommandLine"]
         ),
         .executableTarget(
             name: "nucleic-bench",
             dependencies: ["NucleicProtocol", "NucleicAdapters", "NucleicRuntime", "NucleicStore", "NucleicGit", "NucleicWire", "NucleicSync", "NucleicSockets", "NucleicSystem", "NucleicCommandLine", "CSodium"]),
 
         .testTarget(name: "NucleicSystemTests", dependencies: ["NucleicSystem", "NucleicProtocol"]),
+        .testTarget(name: "NucleicCommandLineTests", dependencies: ["NucleicCommandLine"]),
         .testTarget(name: "NucleicProtocolTests", dependencies: ["NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicStoreTests", dependencies: ["NucleicStore", "NucleicProtocol", "NucleicTestSupport"]),
         .testTarget(name: "NucleicGitTests", dependencies: ["NucleicGit", "NucleicSystem"]),
@@ -66,9 +76,11 @@ let package = Package(
         .testTarget(name: "NucleicSocketsTests", dependencies: ["NucleicSockets", "CShims", "NucleicTestSupport"]),
         .testTarget(
             name: "NucleicSyncTests",
-            dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport", "NucleicHarness"]),
-        .testTarget(name: "NucleicDaemonTests", dependencies: ["NucleicDaemon", "NucleicRuntime", "NucleicSync", "NucleicSockets", "NucleicProtocol", "NucleicTestSupport"]),
+            dependencies: ["NucleicSync", "NucleicSockets", "NucleicWire", "NucleicRuntime", "NucleicStore", "NucleicProtocol", "NucleicTestSupport", "NucleicHarness", "NucleicNotify"]),
+        .testTarget(name: "NucleicDaemonTests", dependencies: ["NucleicDaemon", "NucleicNotify", "NucleicRuntime", "NucleicSync", "NucleicSockets", "NucleicProtocol", "NucleicTestSupport", "NucleicRemoteKit", "NucleicWire"]),
+        .testTarget(name: "NucleicNotifyTests", dependencies: ["NucleicNotify", "NucleicProtocol", "NucleicRemoteKit", "NucleicTestSupport"]),
         .testTarget(name: "NucleicWireTests", dependencies: ["NucleicWire", "NucleicProtocol", "NucleicTestSupport"]),
+        .testTarget(name: "NucleicWatchTests", dependencies: ["NucleicWatch", "NucleicRemoteKit", "NucleicProtocol"]),
         .testTarget(name: "NucleicRemoteKitTests", dependencies: ["NucleicRemoteKit", "NucleicWire", "NucleicProtocol", "NucleicHarness"]),
         // Drives the built `nucleic` binary and the real agent CLIs against the mock model APIs.
         .testTarget(

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building Nucleic needs on Debian: the C libraries it links (libgit2, SQLite,
-# libsodium, libqrencode) and python3-venv for the test peers. Idempotent: installs only what is missing.
+# libsodium, libqrencode, libdbus-1, libcurl, libcrypto) and python3-venv for the test peers; dbus-daemon and
+# python3-dbusmock (run by Debian's /usr/bin/python3) for the desktop notification tests.
+# zsh and fish check the shell completions (`nucleic completion zsh|fish`), groff the man page.
+# Idempotent: installs only what is missing.
 # Swift 6 itself is expected at /opt/swift or on PATH (see README.md).
 set -euo pipefail
-packages=(libgit2-dev libsqlite3-dev libsodium-dev libqrencode-dev pkg-config python3-venv git)
+packages=(libgit2-dev libsqlite3-dev libsodium-dev libqrencode-dev libdbus-1-dev libcurl4-openssl-dev libssl-dev dbus-daemon python3-dbusmock pkg-config python3-venv git tmux zsh fish groff-base)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -17,6 +17,9 @@ public struct AdapterManifest: Sendable, Hashable {
     public var binaryEnvironment: String?
     /// Names looked up on `PATH`, in order.
     public var binaryNames: [String]
+    /// `binary.env` holds a whole command line, not a path (the generic `acp` backend: any agent
+    /// that speaks the protocol, given as `--agent-command` or the `acp-command` setting).
+    public var binaryIsCommandLine: Bool
     public var arguments: [String]
     /// Added when a session continues an earlier one; `{resumeID}` is replaced.
     public var resumeArguments: [String]
@@ -24,6 +27,9 @@ public struct AdapterManifest: Sendable, Hashable {
     public var modelArguments: [String]
     /// Set in the agent's environment (on top of the host's).
     public var environment: [String: String]
+    /// ACP: the agent's session mode to switch to before the first prompt (one in which the
+    /// agent asks before it acts, so that the host's rules decide).
+    public var sessionMode: String?
     public var capabilities: BackendCapabilities
 
     public init(json: JSONValue) throws(ShapeError) {
@@ -36,6 +42,7 @@ public struct AdapterManifest: Sendable, Hashable {
         let binary = try Fields(try f.value("binary"), "adapter manifest binary")
         binaryEnvironment = try binary.optionalString("env")
         binaryNames = try Self.strings(binary["names"], "binary.names")
+        binaryIsCommandLine = try binary.bool("commandLine", default: false)
         arguments = try Self.strings(f["arguments"], "arguments")
         resumeArguments = try Self.strings(f["resumeArguments"], "resumeArguments")
         modelArguments = try Self.strings(f["modelArguments"], "modelArguments")
@@ -45,6 +52,7 @@ public struct AdapterManifest: Sendable, Hashable {
             environment[entry.key] = value
         }
         self.environment = environment
+        sessionMode = try f.optionalString("sessionMode")
         capabilities = try f.decode("capabilities")
         guard !binaryNames.isEmpty || binaryEnvironment != nil else {
             throw ShapeError("adapter manifest \(name): give binary.names or binary.env")
@@ -76,21 +84,26 @@ public struct AdapterManifest: Sendable, Hashable {
 
 /// The codecs this build has, by the name manifests use.
 public enum Codecs {
-    public static let names = ["claude", "codex"]
+    public static let names = ["claude", "codex", "acp"]
 
     public static func capabilities(_ name: String) -> BackendCapabilities? {
         switch name {
         case "claude": .claude
         case "codex": .codex
+        case "acp": .acp
         default: nil
         }
     }
 
-    /// A fresh codec for one session.
-    public static func make(_ name: String, makeApprovalID: @escaping @Sendable () -> ApprovalID = { ApprovalID.make() }) -> (any AgentCodec)? {
+    /// A fresh codec for one session. `backend` is the manifest's name the session was started
+    /// with (`kimi`, `vibe`): what the ACP codec's `sessionStarted` and messages say; the codec
+    /// name when nil.
+    public static func make(_ name: String, backend: String? = nil,
+                            makeApprovalID: @escaping @Sendable () -> ApprovalID = { ApprovalID.make() }) -> (any AgentCodec)? {
         switch name {
         case "claude": ClaudeCodec(makeApprovalID: makeApprovalID)
         case "codex": CodexCodec(makeApprovalID: makeApprovalID)
+        case "acp": AcpCodec(backend: backend ?? "acp", makeApprovalID: makeApprovalID)
         default: nil
         }
     }

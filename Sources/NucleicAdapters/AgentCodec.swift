@@ -17,6 +17,10 @@ public protocol AgentCodec: Sendable {
     /// One complete line the agent wrote to stdout (without its newline).
     mutating func receive(line: [UInt8], now: Timestamp) -> CodecOutput
 
+    /// `receive(line:now:)` on borrowed bytes (a view of a read buffer, valid for the call): a
+    /// codec that reads in place (`ClaudeCodec`) copies nothing; the default copies the line.
+    mutating func receive(bytes line: UnsafeBufferPointer<UInt8>, now: Timestamp) -> CodecOutput
+
     /// The host wants something of the agent; refused with a `CodecError` when the backend or the
     /// codec's state cannot carry it (nothing is sent then).
     mutating func send(_ intent: HostIntent, now: Timestamp) throws(CodecError) -> CodecOutput
@@ -30,6 +34,39 @@ public protocol AgentCodec: Sendable {
 
     /// Approvals the agent is waiting for, oldest first.
     var pendingApprovals: [ApprovalRequest] { get }
+
+    /// Requests of the agent the host serves itself (ACP's `fs/*` and `terminal/*`), oldest
+    /// first, until `respond` or `refuse` answers them; none for other backends.
+    var clientRequests: [ClientRequest] { get }
+
+    /// Answers the agent's request `id` with `result` (nothing when no such request waits).
+    mutating func respond(to id: JSONValue, result: JSONValue) -> CodecOutput
+
+    /// Refuses the agent's request `id` with a JSON-RPC error; its tool call ends as `status`.
+    mutating func refuse(_ id: JSONValue, code: Int64, message: String, status: ToolResult.Status) -> CodecOutput
+}
+
+extension AgentCodec {
+    public var clientRequests: [ClientRequest] { [] }
+    public mutating func respond(to id: JSONValue, result: JSONValue) -> CodecOutput { CodecOutput() }
+    public mutating func refuse(_ id: JSONValue, code: Int64, message: String, status: ToolResult.Status) -> CodecOutput { CodecOutput() }
+}
+
+/// A request of the agent to the host (ACP `fs/read_text_file`, `terminal/create`, …).
+public struct ClientRequest: Sendable, Hashable {
+    /// The JSON-RPC id, as the agent sent it.
+    public var id: JSONValue
+    public var method: String
+    public var params: JSONValue
+
+    public init(id: JSONValue, method: String, params: JSONValue) {
+        self.id = id
+        self.method = method
+        self.params = params
+    }
+
+    /// The tool call the transcript records it as (`client:<id>`).
+    public var toolCallID: String { "client:" + JSONWriter.string(id) }
 }
 
 extension AgentCodec {
@@ -39,6 +76,10 @@ extension AgentCodec {
             code: "lineTooLong",
             message: "an agent line of \(byteCount) bytes is over the line limit; it was not decoded (the raw journal keeps it whole)",
             preview: Preview.text(preview))])
+    }
+
+    public mutating func receive(bytes line: UnsafeBufferPointer<UInt8>, now: Timestamp) -> CodecOutput {
+        receive(line: Array(line), now: now)
     }
 
     public mutating func receive(line: String, now: Timestamp) -> CodecOutput {
@@ -74,8 +115,12 @@ public struct SessionStartOptions: Sendable, Hashable {
     public var resumeID: String?
     /// Start turns in the backend's planning mode where it has one (Codex questions need it).
     public var planMode: Bool
+    /// The agent's own session mode to switch to before the first prompt, when it has one by
+    /// that id (ACP `session/set_mode`; the manifest's `sessionMode`).
+    public var sessionMode: String?
 
-    public init(prompt: String?, cwd: String, model: String? = nil, resumeID: String? = nil, planMode: Bool = false) {
+    public init(prompt: String?, cwd: String, model: String? = nil, resumeID: String? = nil, planMode: Bool = false, sessionMode: String? = nil) {
+        self.sessionMode = sessionMode
         self.prompt = prompt
         self.cwd = cwd
         self.model = model

@@ -2,17 +2,31 @@ public import NucleicProtocol
 
 extension ClaudeCodec {
     public mutating func receive(line: [UInt8], now: Timestamp) -> CodecOutput {
+        line.withUnsafeBufferPointer { receive(bytes: $0, now: now) }
+    }
+
+    /// `receive(line:now:)` on borrowed bytes (a view of the read buffer): the line is copied only
+    /// into the events that carry it (`unknown`, `error`).
+    public mutating func receive(bytes line: UnsafeBufferPointer<UInt8>, now: Timestamp) -> CodecOutput {
+        // Nine lines in ten are deltas: read without building the whole line (ClaudeCodec+Deltas.swift).
+        if let events = streamDelta(line) { return CodecOutput(events: events) }
+        return receiveParsed(bytes: line, now: now)
+    }
+
+    /// The full path: the whole line parsed into a `JSONValue`, then mapped.
+    mutating func receiveParsed(bytes line: UnsafeBufferPointer<UInt8>, now: Timestamp) -> CodecOutput {
         let message: JSONValue
-        do { message = try JSONParser.parse(line) } catch {
-            return CodecOutput(events: [CodecEvents.malformed(line, error, backend: backend)])
+        do { message = try Self.parse(line) } catch {
+            return CodecOutput(events: [CodecEvents.malformed(Array(line), error, backend: backend)])
         }
         guard let type = message["type"]?.stringValue else {
             return CodecOutput(events: [Self.unknown(line, "?")])
         }
         do {
+            // Most lines are `stream_event`s: that case first.
             switch type {
-            case "system": return system(message, line)
             case "stream_event": return CodecOutput(events: try streamEvent(message["event"] ?? .null, line))
+            case "system": return system(message, line)
             case "assistant": return CodecOutput(events: assistant(message, line))
             case "user": return CodecOutput(events: user(message, line))
             case "result": return CodecOutput(events: result(message))
@@ -23,9 +37,22 @@ extension ClaudeCodec {
             default: return CodecOutput(events: [Self.unknown(line, type)])
             }
         } catch {
-            return CodecOutput(events: [CodecEvents.unreadable(line, "a Claude \(type) message", error)])
+            return CodecOutput(events: [CodecEvents.unreadable(Array(line), "a Claude \(type) message", error)])
         }
     }
+
+    /// A line parsed; a `user` line without its `tool_use_result` (a copy of the tool's output
+    /// in Claude Code's own shape, often the largest part of the line, which nothing here reads).
+    static func parse(_ line: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
+        guard line.count > 16, let base = line.baseAddress, JSONParser.equal(base, Self.userPrefix.utf8Start, Self.userPrefix.utf8CodeUnitCount) else {
+            return try JSONParser.parse(line)
+        }
+        // A line that does not parse is parsed again whole, so that the error is `parse`'s own.
+        if let message = try? JSONParser.parse(line, skippingMember: "tool_use_result") { return message }
+        return try JSONParser.parse(line)
+    }
+
+    static let userPrefix: StaticString = #"{"type":"user","#
 
     public mutating func observeHostLine(_ line: [UInt8], now: Timestamp) -> CodecOutput {
         guard let message = try? JSONParser.parse(line), let type = message["type"]?.stringValue else { return CodecOutput() }
@@ -75,7 +102,7 @@ extension ClaudeCodec {
 
     // MARK: Messages
 
-    private mutating func system(_ message: JSONValue, _ line: [UInt8]) -> CodecOutput {
+    private mutating func system(_ message: JSONValue, _ line: UnsafeBufferPointer<UInt8>) -> CodecOutput {
         switch message["subtype"]?.stringValue {
         case "init":
             // Claude repeats system/init at the start of every turn; the session started once.
@@ -112,12 +139,30 @@ extension ClaudeCodec {
         .unknown(raw: String(decoding: line, as: UTF8.self), nativeKind: nativeKind)
     }
 
+    static func unknown(_ line: UnsafeBufferPointer<UInt8>, _ nativeKind: String) -> AgentEvent {
+        .unknown(raw: String(decoding: line, as: UTF8.self), nativeKind: nativeKind)
+    }
+
     /// Content block types of `assistant` messages and streamed blocks the codec maps.
     static let knownAssistantBlocks: Set<String> = ["text", "thinking", "tool_use"]
 
-    private mutating func streamEvent(_ event: JSONValue, _ line: [UInt8]) throws(ShapeError) -> [AgentEvent] {
+    private mutating func streamEvent(_ event: JSONValue, _ line: UnsafeBufferPointer<UInt8>) throws(ShapeError) -> [AgentEvent] {
         let type = event["type"]?.stringValue ?? "?"
+        // Cases in order of frequency (a string compare per case that fails): deltas first.
         switch type {
+        case "content_block_delta":
+            let index = try Fields(event, "content_block_delta").int("index")
+            let delta = event["delta"] ?? .null
+            let deltaType = delta["type"]?.stringValue ?? "?"
+            switch deltaType {
+            case "input_json_delta":
+                guard let piece = delta["partial_json"]?.stringValue else { return [] }
+                return appendToolInput(piece, index: index)
+            case "text_delta": return delta["text"]?.stringValue.map { [.assistantText(text: $0, isPartial: true)] } ?? []
+            case "thinking_delta": return delta["thinking"]?.stringValue.map { [.reasoning(text: $0, isPartial: true)] } ?? []
+            case "signature_delta": return []  // the thinking block's opaque signature
+            default: return [Self.unknown(line, "stream_event/content_block_delta/\(deltaType)")]
+            }
         case "message_start":
             streamingBlocks = [:]
             return []
@@ -130,20 +175,6 @@ extension ClaudeCodec {
             let blockType = block["type"]?.stringValue ?? "?"
             streamingBlocks[index] = StreamingBlock(type: blockType, toolID: block["id"]?.stringValue, toolName: block["name"]?.stringValue)
             return Self.knownAssistantBlocks.contains(blockType) ? [] : [Self.unknown(line, "stream_event/content_block_start/\(blockType)")]
-        case "content_block_delta":
-            let index = try Fields(event, "content_block_delta").int("index")
-            let delta = event["delta"] ?? .null
-            let deltaType = delta["type"]?.stringValue ?? "?"
-            switch deltaType {
-            case "text_delta": return delta["text"]?.stringValue.map { [.assistantText(text: $0, isPartial: true)] } ?? []
-            case "thinking_delta": return delta["thinking"]?.stringValue.map { [.reasoning(text: $0, isPartial: true)] } ?? []
-            case "signature_delta": return []  // the thinking block's opaque signature
-            case "input_json_delta":
-                guard let piece = delta["partial_json"]?.stringValue, let id = streamingBlocks[index]?.toolID else { return [] }
-                streamingBlocks[index]?.partialJSON.append(contentsOf: piece.utf8)
-                return piece.isEmpty || startedToolIDs.contains(id) ? [] : [.toolCallInputDelta(toolCallID: id, delta: piece)]
-            default: return [Self.unknown(line, "stream_event/content_block_delta/\(deltaType)")]
-            }
         case "content_block_stop":
             let index = try Fields(event, "content_block_stop").int("index")
             guard let block = streamingBlocks.removeValue(forKey: index), let id = block.toolID, let name = block.toolName,
@@ -158,7 +189,22 @@ extension ClaudeCodec {
         }
     }
 
-    private mutating func assistant(_ message: JSONValue, _ line: [UInt8]) -> [AgentEvent] {
+    /// An `input_json_delta`: the piece is added to its block's input, and is an event while the
+    /// tool call has not started (after that the complete input is known). One lookup of the block;
+    /// whether its tool has started is asked again (a hash of the id) only when `startedToolIDs` has
+    /// grown since the block's last delta (it never shrinks).
+    mutating func appendToolInput(_ piece: String, index: Int64) -> [AgentEvent] {
+        guard let slot = streamingBlocks.index(forKey: index), let id = streamingBlocks.values[slot].toolID else { return [] }
+        streamingBlocks.values[slot].partialJSON.append(contentsOf: piece.utf8)
+        if piece.isEmpty { return [] }
+        if streamingBlocks.values[slot].startedCheckedAt != startedToolIDs.count {
+            streamingBlocks.values[slot].startedCheckedAt = startedToolIDs.count
+            streamingBlocks.values[slot].toolStarted = startedToolIDs.contains(id)
+        }
+        return streamingBlocks.values[slot].toolStarted ? [] : [.toolCallInputDelta(toolCallID: id, delta: piece)]
+    }
+
+    private mutating func assistant(_ message: JSONValue, _ line: UnsafeBufferPointer<UInt8>) -> [AgentEvent] {
         // An API failure arrives as a message Claude Code made up itself (model "<synthetic>",
         // an `error` code); its text is the error, not the assistant's.
         if let error = message["error"]?.stringValue {
@@ -183,7 +229,7 @@ extension ClaudeCodec {
         return events + unknownKinds.map { Self.unknown(line, $0) }
     }
 
-    private mutating func user(_ message: JSONValue, _ line: [UInt8]) -> [AgentEvent] {
+    private mutating func user(_ message: JSONValue, _ line: UnsafeBufferPointer<UInt8>) -> [AgentEvent] {
         var events: [AgentEvent] = []
         var unknownKinds: [String] = []
         guard let content = message["message"]?["content"] else { return [] }
@@ -242,7 +288,7 @@ extension ClaudeCodec {
 
     // MARK: Control messages
 
-    private mutating func controlRequest(_ message: JSONValue, _ line: [UInt8], now: Timestamp) throws(ShapeError) -> CodecOutput {
+    private mutating func controlRequest(_ message: JSONValue, _ line: UnsafeBufferPointer<UInt8>, now: Timestamp) throws(ShapeError) -> CodecOutput {
         let requestID = try Fields(message, "control_request").string("request_id")
         let request = message["request"] ?? .null
         guard request["subtype"]?.stringValue == "can_use_tool" else {
@@ -279,7 +325,7 @@ extension ClaudeCodec {
         return CodecOutput(events: events)
     }
 
-    private mutating func controlResponse(_ message: JSONValue, _ line: [UInt8]) -> [AgentEvent] {
+    private mutating func controlResponse(_ message: JSONValue, _ line: UnsafeBufferPointer<UInt8>) -> [AgentEvent] {
         let response = message["response"] ?? .null
         let subtype = response["subtype"]?.stringValue ?? "?"
         guard subtype == "success" || subtype == "error" else { return [Self.unknown(line, "control_response/\(subtype)")] }

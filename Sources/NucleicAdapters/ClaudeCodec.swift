@@ -39,6 +39,10 @@ public struct ClaudeCodec: AgentCodec {
         var toolID: String?
         var toolName: String?
         var partialJSON: [UInt8] = []
+        /// `startedToolIDs.count` when `toolStarted` was last found (-1: not yet).
+        var startedCheckedAt = -1
+        /// Whether `toolID` was in `startedToolIDs` then.
+        var toolStarted = false
     }
 
     struct PendingApproval: Sendable {

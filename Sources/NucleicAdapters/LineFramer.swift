@@ -73,6 +73,50 @@ public struct LineFramer: Sendable {
         return out
     }
 
+    /// A line handed out borrowed by `feed(_:each:)`: valid only during the call.
+    public enum BorrowedOutput {
+        case line(UnsafeBufferPointer<UInt8>)
+        /// A line over the limit: its first bytes and its full length.
+        case overLimit(preview: UnsafeBufferPointer<UInt8>, byteCount: Int)
+    }
+
+    /// Feeds bytes and calls `body` with each line they complete, in order, without copying: a line
+    /// that lies whole in `bytes` is a view of `bytes`; one assembled across reads is a view of the
+    /// framer's buffer. The lines, limits and previews are those `feed(_:)` returns.
+    public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>, each body: (BorrowedOutput) -> Void) {
+        guard let base = bytes.baseAddress else { return }
+        var start = 0
+        while start < bytes.count, let found = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start) {
+            let newline = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+            let line = UnsafeBufferPointer(rebasing: bytes[start..<newline])
+            if buffer.isEmpty, !overflowing, line.count <= limit {
+                body(.line(line))
+            } else {
+                take(line)
+                finishLine(body)
+            }
+            start = newline + 1
+        }
+        take(UnsafeBufferPointer(rebasing: bytes[start...]))
+    }
+
+    /// `finish()`, the last line borrowed.
+    public mutating func finish(each body: (BorrowedOutput) -> Void) {
+        if pendingByteCount > 0 { finishLine(body) }
+    }
+
+    /// Hands out the buffered line borrowed, then empties the buffer, keeping its capacity while
+    /// it is small (a line assembled across reads is usually followed by another).
+    private mutating func finishLine(_ body: (BorrowedOutput) -> Void) {
+        let total = buffer.count + droppedCount
+        buffer.withUnsafeBufferPointer { held in
+            body(overflowing ? .overLimit(preview: held, byteCount: total) : .line(held))
+        }
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+        droppedCount = 0
+        overflowing = false
+    }
+
     /// The last line when the stream ends without a newline (nil when there is none).
     public mutating func finish() -> Output? {
         pendingByteCount > 0 ? finishLine() : nil

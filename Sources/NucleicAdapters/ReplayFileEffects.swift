@@ -66,6 +66,9 @@ public enum ReplayFileEffects {
                 {
                     for change in item?["changes"]?.arrayValue ?? [] { effects += codexEffects(change, cwd: cwd) }
                 }
+            case .acp:
+                // The host writes an ACP agent's files (fs/write_text_file): nothing to replay here.
+                break
             }
             if !effects.isEmpty { plan[record.number] = effects }
         }
@@ -111,6 +114,8 @@ public enum ReplayFileEffects {
             if direction == .in, json["method"]?.stringValue == "thread/start" || json["method"]?.stringValue == "thread/resume" {
                 return json["params"]?["cwd"]?.stringValue
             }
+            return nil
+        case .acp:
             return nil
         }
     }

@@ -31,7 +31,7 @@ extension ReplayScript {
         }
         guard let name = header["backend"]?.stringValue, let backend = Backend(rawValue: name) else {
             let name = header["backend"].map { JSONWriter.string($0) } ?? "(none)"
-            throw FormatError(line: 1, "the recording's backend \(name) cannot be replayed: the replay agent plays \"claude\" and \"codex\" recordings")
+            throw FormatError(line: 1, "the recording's backend \(name) cannot be replayed: the replay agent plays \"claude\", \"codex\" and \"acp\" recordings")
         }
         var records: [Record] = []
         for (index, output) in lines.enumerated().dropFirst() {

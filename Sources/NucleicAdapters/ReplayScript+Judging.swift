@@ -43,7 +43,8 @@ extension ReplayScript {
         let result: (kind: ReplayDivergence.Kind, got: String, expected: String?)?
         switch backend {
         case .claude: result = judgeClaude(message, recorded)
-        case .codex: result = judgeCodex(message, recorded)
+        case .codex: result = judgeCodex(message, recorded, resultKeys: ["decision", "answers"])
+        case .acp: result = judgeCodex(message, recorded, resultKeys: ["outcome"])
         }
         return result.map { divergence($0.kind, $0.got, expected: $0.expected ?? expected) }
     }
@@ -182,7 +183,10 @@ extension ReplayScript {
         }
     }
 
-    private mutating func judgeCodex(_ host: JSONValue, _ recorded: JSONValue) -> (kind: ReplayDivergence.Kind, got: String, expected: String?)? {
+    /// Codex and ACP (both JSON-RPC): requests and notifications by method, responses by the
+    /// agent's id, result or error, and the `resultKeys` of the result when the recording has
+    /// them (Codex `decision`, `answers`; ACP a permission's `outcome`).
+    private mutating func judgeCodex(_ host: JSONValue, _ recorded: JSONValue, resultKeys: [String]) -> (kind: ReplayDivergence.Kind, got: String, expected: String?)? {
         switch (CodexShape(recorded), CodexShape(host)) {
         case (.request(let method, let recordedID), .request(let hostMethod, let hostID)):
             guard method == hostMethod else { return (.mismatch, describeCodex(host), nil) }
@@ -198,7 +202,7 @@ extension ReplayScript {
                 return (.mismatch, describeCodex(host), nil)
             }
             let want = recorded["result"] ?? .null, got = host["result"] ?? .null
-            for key in ["decision", "answers"] {
+            for key in resultKeys {
                 guard let value = want[key] else { continue }
                 guard let hostValue = got[key] else { return (.mismatch, "a result without a \(key)", nil) }
                 if !Self.sameJSON(value, hostValue) { return (.mismatch, "\(key) \(Self.preview(hostValue))", nil) }
@@ -247,7 +251,7 @@ extension ReplayScript {
         guard case .object = message else { return "the JSON \(Self.preview(message))" }
         switch backend {
         case .claude: return describeClaude(message)
-        case .codex: return describeCodex(message)
+        case .codex, .acp: return describeCodex(message)
         }
     }
 

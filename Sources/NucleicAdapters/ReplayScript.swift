@@ -24,6 +24,10 @@ public struct ReplayScript: Sendable {
     /// The protocols the replay agent can judge host lines of.
     public enum Backend: String, Sendable, Hashable {
         case claude, codex
+        /// The Agent Client Protocol: JSON-RPC like Codex; the agent's requests of its client
+        /// (`fs/*`, `terminal/*`) are answered by the host, and their paths follow the folder the
+        /// replay runs in (`workingFolder`).
+        case acp
     }
 
     /// One recorded message.
@@ -91,6 +95,12 @@ public struct ReplayScript: Sendable {
     public private(set) var agentRequests: [JSONValue: JSONValue] = [:]
     /// Whether the host has closed its end of stdin.
     public private(set) var hostClosedInput = false
+    /// ACP: the folder the replay runs in. The recording's folder (`session/new`'s `cwd`) is
+    /// written as this one in the agent's lines, so that the paths the agent asks the host to
+    /// read and write are inside the host's worktree, as they were inside the recorded one.
+    public var workingFolder: String?
+    /// ACP: the recording's folder.
+    public let recordedFolder: String?
 
     /// Host lines not judged yet, oldest first.
     private var queued: [LineFramer.Output] = []
@@ -102,6 +112,11 @@ public struct ReplayScript: Sendable {
     public init(backend: Backend, records: [Record]) {
         self.backend = backend
         self.records = records
+        recordedFolder = backend != .acp ? nil : records.lazy.compactMap { record -> String? in
+            guard record.direction == .in, let message = try? JSONParser.parse(record.line),
+                ["session/new", "session/load", "session/resume"].contains(message["method"]?.stringValue ?? "") else { return nil }
+            return message["params"]?["cwd"]?.stringValue
+        }.first
     }
 
     /// Host lines received and not yet judged.
@@ -182,7 +197,11 @@ public struct ReplayScript: Sendable {
     /// A recorded agent line as it is written now: its requests noted, and an answer to one of
     /// the host's requests re-addressed to the id the host used. Anything else is written
     /// byte for byte as recorded.
-    mutating func agentLine(_ line: String) -> String {
+    mutating func agentLine(_ recorded: String) -> String {
+        var line = recorded
+        if backend == .acp, let from = recordedFolder, let to = workingFolder, from != to, !from.isEmpty {
+            line = line.replacing(from, with: to)
+        }
         guard let message = try? JSONParser.parse(line), case .object(var object) = message else { return line }
         switch backend {
         case .claude:
@@ -203,7 +222,7 @@ public struct ReplayScript: Sendable {
             default:
                 return line
             }
-        case .codex:
+        case .codex, .acp:
             guard let id = object["id"], !id.isNull else { return line }
             if let method = object["method"]?.stringValue {
                 agentRequests[Self.idKey(id)] = .string(method)

@@ -12,9 +12,9 @@ import Synchronization
 /// `stop(reason:killSessions:)`; then stops gracefully, nothing half-written.
 ///
 /// Its parts are `Service`s run by one `ServiceGroup`, in this order (and stopped in reverse):
-/// the orphan reaper, the local socket, the session host, the remote listener. So at shutdown
-/// paired devices go first, then the agents are stopped (or left to their shims), then the
-/// socket stops accepting, and orphans are collected last.
+/// the orphan reaper, the local socket, the session host, the notifier, the remote listener. So
+/// at shutdown paired devices go first, then notifications stop, then the agents are stopped (or
+/// left to their shims), then the socket stops accepting, and orphans are collected last.
 ///
 /// ### Invariants
 /// - The socket's lock is taken before the session host opens: two daemons starting at once on
@@ -119,11 +119,14 @@ public final class Daemon: Sendable {
         do {
             let hostKey = try HostKey.loadOrCreate(path: home.path + "/host.key")
             let pairing = Pairing(hostKey: hostKey, store: host.store, hostName: LocalServer.machineName())
-            let server = LocalServer(host: host, listener: listener, hostVersion: configuration.hostVersion, pairing: pairing) { [self] kill in
+            let notifier = Self.makeNotifier(configuration.host, host: host)
+            let server = LocalServer(host: host, listener: listener, hostVersion: configuration.hostVersion, pairing: pairing,
+                                     notifications: notifier) { [self] kill in
                 await stop(reason: "stop-daemon\(kill ? " --kill-sessions" : "")", killSessions: kill)
             }
             services.append(LocalSocketService(server: server))
             services.append(hostService)
+            services.append(NotifierDaemonService(notifier: notifier, host: host, presence: server.presence))
             if let listen = configuration.listen {
                 let options = RemoteServer.Options()
                 let tcp = try TCPListener(host: listen.host, port: listen.port, options: RemoteServer.connectionOptions(options))

@@ -132,21 +132,6 @@ enum FileSystem {
         return names
     }
 
-    /// The contents of a small text file (up to 64 KiB), or nil when it cannot be read.
-    static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
-            let count = chunk.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// The owner of a path, or nil when it cannot be read.
     static func owner(of path: String) -> uid_t? {
         var info = stat()

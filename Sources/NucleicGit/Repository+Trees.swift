@@ -98,14 +98,19 @@ extension Repository {
         guard git_index_caps(index) & Int32(GIT_INDEX_CAPABILITY_IGNORE_CASE.rawValue) == 0 else { return nil }
         var join = TreeIndexJoin(index: index)
         guard try join.walk(base, in: self), join.finish() else { return nil }
-        if join.upserts.isEmpty && join.removals.isEmpty { return base }
-        let upserts = join.upserts
+        return try updatedTree(base, upserts: join.upserts, removals: join.removals)
+    }
 
+    /// `base` with the files at `upserts` set and those at `removals` removed
+    /// (`git_tree_create_updated`: only the folders on their paths are read and written), or nil
+    /// when libgit2 refuses (a file that becomes a folder or the reverse).
+    func updatedTree(_ base: OID, upserts: [(path: [UInt8], id: OID, mode: UInt32)], removals: [[UInt8]]) throws -> OID? {
+        if upserts.isEmpty && removals.isEmpty { return base }
         var baseID = base.raw
         let baseTree = try GitHandle.make("git_tree_lookup", "read tree \(base.abbreviated())", free: git_tree_free) {
             git_tree_lookup(&$0, pointer, &baseID)
         }
-        let paths = upserts.map(\.path) + join.removals
+        let paths = upserts.map(\.path) + removals
         let cPaths: [UnsafeMutablePointer<CChar>] = paths.map { path in
             let copy = UnsafeMutablePointer<CChar>.allocate(capacity: path.count + 1)
             for (offset, byte) in path.enumerated() { copy[offset] = CChar(bitPattern: byte) }

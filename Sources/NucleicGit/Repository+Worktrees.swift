@@ -1,4 +1,5 @@
 import CGit2
+import NucleicSystem
 
 extension Repository {
     /// Creates branch `branch` at the tip of branch `base` and a linked worktree named `name` at
@@ -71,8 +72,22 @@ extension Repository {
                 // Locked while it is being made, as `git worktree add` does, so a concurrent
                 // `git worktree prune` (or our pruneStale) cannot take the half-made entry.
                 options.lock = 1
+                // The checkout filters, and the attribute lookups behind them for every file,
+                // are skipped where no attribute and no core.autocrlf can change a file.
+                let survey = treeSurvey(try treeID(of: commit))
+                let disableFilters = checkoutNeedsNoFilters(survey: survey)
+                options.checkout_options.disable_filters = disableFilters ? 1 : 0
+                // A large tree is checked out in two halves at once after libgit2 made the
+                // worktree (its own checkout then only a dry run that writes nothing).
+                let halves = Self.checkoutHalves(survey)
+                if halves != nil {
+                    options.checkout_options.checkout_strategy = GIT_CHECKOUT_DRY_RUN.rawValue | GIT_CHECKOUT_DONT_WRITE_INDEX.rawValue
+                }
                 let worktree = try GitHandle.make("git_worktree_add", "create worktree '\(name)' at \(absolutePath)", path: absolutePath, free: git_worktree_free) {
                     git_worktree_add(&$0, pointer, name, absolutePath, &options)
+                }
+                if let halves {
+                    try Self.checkOutInHalves(worktree: absolutePath, halves: halves, disableFilters: disableFilters)
                 }
                 try gitCall("git_worktree_unlock", "unlock the new worktree '\(name)'") { git_worktree_unlock(worktree.pointer) }
             } catch {
@@ -232,7 +247,7 @@ extension Repository {
     /// prunable entry), and the reference it returns belongs to a repository it has already
     /// freed, so `git_reference_peel` on it crashes (use after free).
     func worktreeHead(_ name: String) -> (branch: String?, commit: OID?) {
-        guard let text = FileSystem.readSmallFile(worktreeAdminPath(name) + "/HEAD")?.trimmingNewlines else { return (nil, nil) }
+        guard let text = WholeFile.text(worktreeAdminPath(name) + "/HEAD")?.trimmingNewlines else { return (nil, nil) }
         if text.hasPrefix("ref: ") {
             let target = String(text.dropFirst(5))
             let branch = target.hasPrefix("refs/heads/") ? String(target.dropFirst("refs/heads/".count)) : nil

@@ -27,6 +27,8 @@ public struct ClientMsg: Sendable, Hashable {
         case ping
         // Control scope: what the local CLI does.
         case addProject(path: String, name: String?)
+        /// Unregisters a project (by name or id) that has no sessions left, archived ones included.
+        case removeProject(project: String)
         case listProjects
         case startSession(StartSession)
         case listApprovals
@@ -47,6 +49,17 @@ public struct ClientMsg: Sendable, Hashable {
         case listDevices(includeRevoked: Bool)
         /// `device`: a device id or a unique prefix of one.
         case revokeDevice(device: String)
+        /// The notification channels and their last deliveries (`nucleic notify ls`).
+        case notifyStatus
+        /// A test notification on one channel, or on every channel when nil.
+        case notifyTest(channel: String?)
+        // Push registration (a paired device, scope view): docs/PROTOCOL.md, "Push registration".
+        /// Registers this device's push channel, replacing the one it had.
+        case registerPush(PushRegistration)
+        /// Removes this device's push channel.
+        case unregisterPush
+        /// What push channels this host offers (its VAPID key), and this device's.
+        case pushInfo
     }
 
     /// `nucleic integrate`: bring a session's branch onto its base.
@@ -85,9 +98,14 @@ public struct ClientMsg: Sendable, Hashable {
         public var title: String?
         /// Start turns in the backend's planning mode (Codex: where its questions come from).
         public var planMode: Bool
+        /// The agent's whole command line (words split as a shell would, no shell run), instead
+        /// of the backend manifest's binary and arguments (`--agent-command`; the generic `acp`
+        /// backend needs it or its `acp-command` setting).
+        public var agentCommand: String?
 
         public init(prompt: String, project: String? = nil, backend: String, fixture: String? = nil, base: String? = nil, title: String? = nil,
-                    planMode: Bool = false) {
+                    planMode: Bool = false, agentCommand: String? = nil) {
+            self.agentCommand = agentCommand
             self.prompt = prompt
             self.project = project
             self.backend = backend
@@ -107,10 +125,10 @@ public struct ClientMsg: Sendable, Hashable {
     /// The scope a device needs to send this (view < approve < control).
     public var requiredScope: Scope {
         switch body {
-        case .hello, .listSessions, .subscribe, .unsubscribe, .ping: .view
+        case .hello, .listSessions, .subscribe, .unsubscribe, .ping, .registerPush, .unregisterPush, .pushInfo: .view
         case .approvalRespond, .sendInput: .approve
-        case .interrupt, .addProject, .listProjects, .startSession, .listApprovals, .getDiff, .discard, .exportFixture, .shutdown,
-            .integrate, .overlap, .reloadConfig, .rules, .createInvite, .listDevices, .revokeDevice:
+        case .interrupt, .addProject, .removeProject, .listProjects, .startSession, .listApprovals, .getDiff, .discard, .exportFixture, .shutdown,
+            .integrate, .overlap, .reloadConfig, .rules, .createInvite, .listDevices, .revokeDevice, .notifyStatus, .notifyTest:
             .control
         }
     }
@@ -126,6 +144,7 @@ public struct ClientMsg: Sendable, Hashable {
         case .interrupt: "interrupt"
         case .ping: "ping"
         case .addProject: "addProject"
+        case .removeProject: "removeProject"
         case .listProjects: "listProjects"
         case .startSession: "startSession"
         case .listApprovals: "listApprovals"
@@ -140,6 +159,11 @@ public struct ClientMsg: Sendable, Hashable {
         case .createInvite: "createInvite"
         case .listDevices: "listDevices"
         case .revokeDevice: "revokeDevice"
+        case .notifyStatus: "notifyStatus"
+        case .notifyTest: "notifyTest"
+        case .registerPush: "registerPush"
+        case .unregisterPush: "unregisterPush"
+        case .pushInfo: "pushInfo"
         }
     }
 }
@@ -181,6 +205,8 @@ extension ClientMsg: JSONRepresentable {
         case .addProject(let path, let name):
             o.append("path", .string(path))
             o.append("name", ifPresent: name.map(JSONValue.string))
+        case .removeProject(let project):
+            o.append("project", .string(project))
         case .startSession(let s):
             o.append("prompt", .string(s.prompt))
             o.append("project", ifPresent: s.project.map(JSONValue.string))
@@ -189,6 +215,7 @@ extension ClientMsg: JSONRepresentable {
             o.append("base", ifPresent: s.base.map(JSONValue.string))
             o.append("title", ifPresent: s.title.map(JSONValue.string))
             if s.planMode { o.append("planMode", .bool(true)) }
+            o.append("agentCommand", ifPresent: s.agentCommand.map(JSONValue.string))
         case .getDiff(let id, let statOnly):
             o.append("sessionID", .string(id.rawValue))
             o.append("statOnly", .bool(statOnly))
@@ -220,6 +247,14 @@ extension ClientMsg: JSONRepresentable {
             o.append("includeRevoked", .bool(includeRevoked))
         case .revokeDevice(let device):
             o.append("device", .string(device))
+        case .notifyStatus:
+            break
+        case .notifyTest(let channel):
+            o.append("channel", ifPresent: channel.map(JSONValue.string))
+        case .registerPush(let registration):
+            registration.encode(into: &o)
+        case .unregisterPush, .pushInfo:
+            break
         }
         return .object(o)
     }
@@ -249,12 +284,13 @@ extension ClientMsg: JSONRepresentable {
         case "interrupt": body = .interrupt(sessionID: try session())
         case "ping": body = .ping
         case "addProject": body = .addProject(path: try f.string("path"), name: try f.optionalString("name"))
+        case "removeProject": body = .removeProject(project: try f.string("project"))
         case "listProjects": body = .listProjects
         case "startSession":
             body = .startSession(StartSession(
                 prompt: try f.string("prompt"), project: try f.optionalString("project"), backend: try f.string("backend"),
                 fixture: try f.optionalString("fixture"), base: try f.optionalString("base"), title: try f.optionalString("title"),
-                planMode: try f.bool("planMode", default: false)))
+                planMode: try f.bool("planMode", default: false), agentCommand: try f.optionalString("agentCommand")))
         case "listApprovals": body = .listApprovals
         case "getDiff": body = .getDiff(sessionID: try session(), statOnly: try f.bool("statOnly", default: false))
         case "discard":
@@ -277,6 +313,11 @@ extension ClientMsg: JSONRepresentable {
                                  })
         case "listDevices": body = .listDevices(includeRevoked: try f.bool("includeRevoked", default: false))
         case "revokeDevice": body = .revokeDevice(device: try f.string("device"))
+        case "notifyStatus": body = .notifyStatus
+        case "notifyTest": body = .notifyTest(channel: try f.optionalString("channel"))
+        case "registerPush": body = .registerPush(try PushRegistration(fields: f))
+        case "unregisterPush": body = .unregisterPush
+        case "pushInfo": body = .pushInfo
         case let other: throw ShapeError("client message: unknown type \"\(other)\"")
         }
         self.init(body, requestID: requestID)

@@ -50,6 +50,10 @@ public struct HostMsg: Sendable, Hashable {
         case invite(Invite)
         /// Paired devices (reply to `listDevices`, and to `revokeDevice` with the one revoked).
         case deviceList([DeviceInfo])
+        /// The notification channels (reply to `notifyStatus` and `notifyTest`).
+        case notifyChannels([NotifyChannelStatus])
+        /// The host's push providers and VAPID key, and this device's registration (reply to `pushInfo`).
+        case pushInfo(PushInfo)
     }
 
     /// Error codes a client can act on (docs/PROTOCOL.md lists what each means).
@@ -86,6 +90,8 @@ public struct HostMsg: Sendable, Hashable {
         case .ruleVerdict: "ruleVerdict"
         case .invite: "invite"
         case .deviceList: "deviceList"
+        case .notifyChannels: "notifyChannels"
+        case .pushInfo: "pushInfo"
         }
     }
 }
@@ -158,6 +164,12 @@ extension HostMsg: JSONRepresentable {
             for entry in invite.json.objectValue ?? JSONObject() { o.append(entry.key, entry.value) }
         case .deviceList(let devices):
             o.append("devices", .array(devices.map(\.json)))
+        case .notifyChannels(let channels):
+            o.append("channels", .array(channels.map(\.json)))
+        case .pushInfo(let info):
+            o.append("providers", .array(info.providers.map { .string($0.rawValue) }))
+            o.append("webPushKey", ifPresent: info.webPushKey.map(JSONValue.string))
+            o.append("registered", ifPresent: info.registered.map { .string($0.rawValue) })
         case .sessionList(let sessions):
             o.append("sessions", .array(sessions.map(\.json)))
         case .snapshot(let summary, let events, let pending, let cursor):
@@ -241,6 +253,11 @@ extension HostMsg: JSONRepresentable {
                             deviceID: try f.optionalString("deviceID").map { DeviceID($0) })
         case "invite": body = .invite(try Invite(json: json))
         case "deviceList": body = .deviceList(try list("devices", DeviceInfo.self))
+        case "notifyChannels": body = .notifyChannels(try list("channels", NotifyChannelStatus.self))
+        case "pushInfo":
+            body = .pushInfo(PushInfo(providers: (f["providers"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(PushRegistration.Provider.init(rawValue:)) },
+                                      webPushKey: try f.optionalString("webPushKey"),
+                                      registered: try f.optionalString("registered").flatMap(PushRegistration.Provider.init(rawValue:))))
         case "sessionList": body = .sessionList(try list("sessions", SessionSummary.self))
         case "snapshot":
             body = .snapshot(summary: try f.decode("summary"), events: try list("events", SequencedEvent.self),

@@ -49,30 +49,30 @@ public struct JSONParser: ~Copyable {
         return value
     }
 
-    private let base: UnsafePointer<UInt8>
-    private let end: Int
-    private var index = 0
+    let base: UnsafePointer<UInt8>
+    let end: Int
+    var index = 0
     /// Entries of the objects being parsed, innermost last (see `ScratchStack`).
-    private var entries = ScratchStack<JSONObject.Entry>()
+    var entries = ScratchStack<JSONObject.Entry>()
     /// Elements of the arrays being parsed, innermost last.
     private var elements = ScratchStack<JSONValue>()
     /// The bytes of a string with escapes, decoded; its capacity is kept from string to string.
     private var unescaped = ByteBuffer()
     /// The high bits of the string bytes scanned since the last reset: zero means ASCII. (Whole
     /// words are or-ed in, so a byte just past the string may count too: a hint, never wrong for ASCII.)
-    private var highBits: UInt64 = 0
+    var highBits: UInt64 = 0
 
-    private init(_ buffer: UnsafeBufferPointer<UInt8>) {
+    init(_ buffer: UnsafeBufferPointer<UInt8>) {
         // An empty buffer may have no address; nothing is read from it then (`end` is 0).
         base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         end = buffer.count
     }
 
-    private func error(_ message: String) -> JSONParseError { JSONParseError(offset: index, message: message) }
+    func error(_ message: String) -> JSONParseError { JSONParseError(offset: index, message: message) }
 
-    @inline(__always) private func byte(at i: Int) -> UInt8 { base[i] }
+    @inline(__always) func byte(at i: Int) -> UInt8 { base[i] }
 
-    @inline(__always) private mutating func skipWhitespace() {
+    @inline(__always) mutating func skipWhitespace() {
         while index < end {
             switch byte(at: index) {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1
@@ -81,7 +81,7 @@ public struct JSONParser: ~Copyable {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
+    mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
         guard index < end else { throw error("unexpected end of input") }
         switch byte(at: index) {
         case UInt8(ascii: "{"): return .object(try parseObject(depth: depth + 1))
@@ -95,7 +95,7 @@ public struct JSONParser: ~Copyable {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let count = literal.utf8CodeUnitCount
         guard end - index >= count else { throw error("unexpected end of input") }
         let bytes = literal.utf8Start
@@ -151,7 +151,7 @@ public struct JSONParser: ~Copyable {
     }
 
     /// An object key: one of `KnownKeys` when it is one (no decoding, no allocation), else a string.
-    private mutating func parseKey() throws(JSONParseError) -> String {
+    mutating func parseKey() throws(JSONParseError) -> String {
         let start = index + 1
         // The table's keys are under 32 bytes: four words hold one and its closing quote. They are
         // read whole while the text has 32 more bytes (else the general path takes the key).
@@ -199,7 +199,7 @@ public struct JSONParser: ~Copyable {
         return ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | (w &- ones &* 0x20) & ~w) & (ones &* 0x80)
     }
 
-    private mutating func parseString() throws(JSONParseError) -> String {
+    mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
         highBits = 0
@@ -332,7 +332,7 @@ public struct JSONParser: ~Copyable {
     /// bytes of `x`, so `x = w ^ 0x22…` finds quotes, `x = w ^ 0x5C…` backslashes, and
     /// `(w - 0x20…) & ~w & 0x80…` bytes below 0x20. A borrow can flag a byte above a real hit, never
     /// below one, so the lowest flag is exact; the byte loop then decides what it found.
-    @inline(__always) private mutating func scanToQuoteOrEscape() throws(JSONParseError) {
+    @inline(__always) mutating func scanToQuoteOrEscape() throws(JSONParseError) {
         var i = index
         var high: UInt64 = 0
         defer { highBits |= high }
@@ -393,7 +393,7 @@ public struct JSONParser: ~Copyable {
         return value
     }
 
-    private mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+    mutating func parseNumber() throws(JSONParseError) -> JSONValue {
         let start = index
         var negative = false
         if byte(at: index) == UInt8(ascii: "-") { negative = true; index += 1 }

@@ -10,6 +10,8 @@ public protocol SessionService: Actor {
 
     func projects() async throws(SessionError) -> [ProjectInfo]
     func addProject(path: String, name: String?) async throws(SessionError) -> ProjectInfo
+    /// Unregisters a project with no sessions left; returns it.
+    func removeProject(_ reference: String) async throws(SessionError) -> ProjectInfo
 
     func sessions(includeArchived: Bool) async throws(SessionError) -> [SessionSummary]
     func summary(_ id: SessionID) async throws(SessionError) -> SessionSummary

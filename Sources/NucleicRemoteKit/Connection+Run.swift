@@ -39,7 +39,8 @@ extension Connection {
     }
 
     /// Dials the host's addresses in order, then IK and hello/welcome on the first that answers.
-    func establish() async throws(RemoteError) -> (SecureLink, HostInfo) {
+    func establish() async throws(RemoteError) -> (any MessageLink, HostInfo) {
+        guard case .paired(let identity, let dialer) = reach else { return try await open() }
         var lastError = RemoteError(.hostUnreachable, "the host has no address")
         for address in host.addresses {
             let transport: any Transport
@@ -72,8 +73,25 @@ extension Connection {
         throw lastError
     }
 
+    /// A link from the opener, then hello/welcome on it.
+    func open() async throws(RemoteError) -> (any MessageLink, HostInfo) {
+        guard case .opener(let open) = reach else { throw RemoteError(.invalidInput, "no opener") }
+        let link = try await open()
+        if stopped {
+            await link.close()
+            throw RemoteError(.closed, "stopped")
+        }
+        do throws(RemoteError) {
+            let (info, _) = try await Self.greet(link, clientName: options.clientName, label: nil)
+            return (link, info)
+        } catch {
+            await link.close()
+            throw error
+        }
+    }
+
     /// Live: resubscribe every open session, then apply what arrives until the link ends.
-    func serve(_ link: SecureLink, _ info: HostInfo) async throws(RemoteError) {
+    func serve(_ link: any MessageLink, _ info: HostInfo) async throws(RemoteError) {
         self.link = link
         connects += 1
         update(.local(.welcome(info)))
@@ -91,9 +109,12 @@ extension Connection {
         }
     }
 
-    func handle(_ bytes: [UInt8], on link: SecureLink) async throws(RemoteError) {
-        // Unknown types are ignored (forward compatible); a second welcome changes nothing.
-        guard case .message(let message) = try RemoteWire.decodeHost(bytes) else { return }
+    func handle(_ bytes: [UInt8], on link: any MessageLink) async throws(RemoteError) {
+        // Unknown types are ignored (forward compatible), except that a request they answer is
+        // not left waiting; a second welcome changes nothing.
+        let incoming = try RemoteWire.decodeHost(bytes)
+        if case .unknown(_, let rid?) = incoming { failWaiter(rid) }
+        guard case .message(let message) = incoming else { return }
         if case .error(.unauthorized, let text, _) = message.body, message.requestID == nil {
             throw RemoteError(.unauthorized, "the host removed this device: \(text)")
         }
@@ -124,7 +145,7 @@ extension Connection {
     }
 
     /// Pings every `interval` ms; closes the link when nothing arrived for two intervals.
-    func beat(every interval: Int64, on link: SecureLink) async {
+    func beat(every interval: Int64, on link: any MessageLink) async {
         while !Task.isCancelled, self.link === link {
             do { try await clock.sleep(milliseconds: interval) } catch { return }
             guard self.link === link, !Task.isCancelled else { return }
@@ -231,8 +252,16 @@ extension Connection {
         }
     }
 
+    /// Any other request (interrupt, getDiff, integrate, discard…), only on a live channel: the
+    /// host's reply, or nil when not live or the link dropped before the reply. The host judges
+    /// the scope (a device with `approve` is refused control requests with `forbidden`).
+    public func perform(_ body: ClientMsg.Body) async -> HostMsg? {
+        guard state.connection.isLive, let link else { return nil }
+        return await request(body, on: link)
+    }
+
     /// Sends one request and waits for its reply; nil when the link drops first.
-    func request(_ body: ClientMsg.Body, on link: SecureLink) async -> HostMsg? {
+    func request(_ body: ClientMsg.Body, on link: any MessageLink) async -> HostMsg? {
         let rid = takeRequestID()
         let bytes = RemoteWire.encode(ClientMsg(body, requestID: rid))
         return await withCheckedContinuation { (c: CheckedContinuation<HostMsg?, Never>) in

@@ -38,6 +38,9 @@ public actor Connection {
         /// arrived for two intervals is taken for dead (a half-open TCP connection after a network
         /// change) and replaced. Nil: no heartbeat.
         public var heartbeatMilliseconds: Int64?
+        /// Subscriptions say `foreground`: a person has these sessions' view open (`watch`), so the
+        /// host does not notify about them meanwhile.
+        public var foreground: Bool = false
 
         public init(clientName: String = "nucleic-remote-kit", backoff: Backoff = Backoff(),
                     autoSubscribe: (verbosity: ClientMsg.Verbosity, start: Start)? = nil,
@@ -50,14 +53,20 @@ public actor Connection {
         }
     }
 
+    enum Reach {
+        case paired(identity: NoiseKeyPair, dialer: any Dialer)
+        case opener(LinkOpener)
+    }
+
     struct Subscription {
         var verbosity: ClientMsg.Verbosity
         var start: Start
     }
 
     public let host: PairedHost
-    let identity: NoiseKeyPair
-    let dialer: any Dialer
+    /// How each connection attempt reaches the host: dial the paired host's addresses and run IK
+    /// with `identity`, or a link opened some other way (the local daemon's socket).
+    let reach: Reach
     let clock: any RemoteClock
     let jitter: @Sendable () -> Double
     public let options: Options
@@ -72,7 +81,7 @@ public actor Connection {
     public internal(set) var backoffDelays: [Int64] = []
 
     var subscriptions: [SessionID: Subscription] = [:]
-    var link: SecureLink?
+    var link: (any MessageLink)?
     /// The transport of a connect in progress (closed by `stop()` so a silent host cannot hold it).
     var connecting: (any Transport)?
     var nextRequestID: Int64 = 1
@@ -92,8 +101,19 @@ public actor Connection {
     public init(host: PairedHost, identity: NoiseKeyPair, dialer: any Dialer, options: Options = Options(),
                 clock: any RemoteClock = SystemClock(), jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.host = host
-        self.identity = identity
-        self.dialer = dialer
+        self.reach = .paired(identity: identity, dialer: dialer)
+        self.options = options
+        self.clock = clock
+        self.jitter = jitter
+    }
+
+    /// A connection whose links `open` makes (the local daemon's Unix socket): the same
+    /// reconnects, resubscriptions, reducer and actions as a paired device's, without Noise.
+    /// `hostName` names the host until its `welcome` does.
+    public init(hostName: String, opening open: @escaping LinkOpener, options: Options = Options(),
+                clock: any RemoteClock = SystemClock(), jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.host = PairedHost(hostKey: [], addresses: [], hostName: hostName, deviceID: nil, scope: .control, label: "local")
+        self.reach = .opener(open)
         self.options = options
         self.clock = clock
         self.jitter = jitter
@@ -170,7 +190,7 @@ public actor Connection {
         if let link { try? await link.send(RemoteWire.encode(ClientMsg(.listSessions(includeArchived: false), requestID: takeRequestID()))) }
     }
 
-    func sendSubscribe(_ id: SessionID, on link: SecureLink, catchUp tracked: Bool) async {
+    func sendSubscribe(_ id: SessionID, on link: any MessageLink, catchUp tracked: Bool) async {
         guard let sub = subscriptions[id] else { return }
         let cursor = state.mirror.transcripts[id]?.cursor ?? 0
         let since: Int64?
@@ -182,7 +202,7 @@ public actor Connection {
         }
         let rid = takeRequestID()
         if tracked { catchUp.insert(rid) }
-        try? await link.send(RemoteWire.encode(ClientMsg(.subscribe(sessionID: id, sinceSeq: since, verbosity: sub.verbosity), requestID: rid)))
+        try? await link.send(RemoteWire.encode(ClientMsg(.subscribe(sessionID: id, sinceSeq: since, verbosity: sub.verbosity, foreground: options.foreground), requestID: rid)))
     }
 
     func takeRequestID() -> Int64 {

@@ -87,7 +87,7 @@ extension Connection {
     }
 
     /// Sends `hello` and reads the answer: the host's info, or the error it sent.
-    static func greet(_ link: SecureLink, clientName: String, label: String?) async throws(RemoteError) -> (HostInfo, Int64) {
+    static func greet(_ link: any MessageLink, clientName: String, label: String?) async throws(RemoteError) -> (HostInfo, Int64) {
         try await link.send(RemoteWire.encode(ClientMsg(.hello(protocolVersion: protocolVersion, client: clientName)), label: label))
         guard let bytes = try await link.receive() else {
             throw RemoteError(.closed, "the host closed the connection before welcoming this device")
@@ -95,7 +95,7 @@ extension Connection {
         let message: HostMsg
         switch try RemoteWire.decodeHost(bytes) {
         case .welcome(let info, let version): return (info, version)
-        case .unknown(let type): throw RemoteError(.badMessage, "the host answered hello with an unknown \(type)")
+        case .unknown(let type, _): throw RemoteError(.badMessage, "the host answered hello with an unknown \(type)")
         case .message(let m): message = m
         }
         switch message.body {

@@ -11,8 +11,9 @@ public enum RemoteWire {
         case welcome(HostInfo, protocolVersion: Int64)
         /// Any other host message.
         case message(HostMsg)
-        /// A well-formed map of a `type` this client does not know: ignored (forward compatible).
-        case unknown(type: String)
+        /// A well-formed map of a `type` this client does not know: ignored (forward compatible),
+        /// but a request waiting on `requestID` is told it got no answer it can read.
+        case unknown(type: String, requestID: Int64?)
     }
 
     /// The CBOR bytes of a client message; `label` is added to a `hello` (the device's label,
@@ -41,7 +42,7 @@ public enum RemoteWire {
     public static func decodeHost(_ bytes: [UInt8]) throws(RemoteError) -> Incoming {
         let json = try self.json(bytes)
         guard let type = json["type"]?.stringValue else { throw RemoteError(.badMessage, "a host message without a \"type\"") }
-        guard knownHostTypes.contains(type) else { return .unknown(type: type) }
+        guard knownHostTypes.contains(type) else { return .unknown(type: type, requestID: json["requestID"]?.intValue) }
         do {
             if type == "welcome" {
                 let f = try Fields(json, "welcome")
@@ -89,6 +90,6 @@ public enum RemoteWire {
     static let knownHostTypes: Set<String> = [
         "welcome", "sessionList", "snapshot", "events", "approvalRequested", "approvalResolved", "sessionUpdated", "error",
         "pong", "ok", "sessionCreated", "projectList", "approvalList", "diff", "fixture", "integrated", "integrationRefused",
-        "overlap", "config",
+        "overlap", "config", "pushInfo", "discarded", "ruleList", "ruleVerdict", "invite", "deviceList", "notifyChannels",
     ]
 }

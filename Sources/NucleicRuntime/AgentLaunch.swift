@@ -18,16 +18,44 @@ public struct AgentLaunch: Sendable, Hashable {
     }
 
     /// The launch a manifest describes (DESIGN.md §4): the binary from the manifest's
-    /// environment override, else the first of its names on `PATH`.
+    /// environment override, else the first of its names on `PATH`. A `command` (a whole
+    /// command line, `--agent-command`) replaces the binary and the arguments; a manifest whose
+    /// `binary.env` holds a command line (the generic `acp` backend) needs one, there or here.
     public static func from(
         _ manifest: AdapterManifest, workingDirectory: String, model: String? = nil, resumeID: String? = nil,
-        environment: [String: String] = hostEnvironment()
+        command: String? = nil, environment: [String: String] = hostEnvironment()
     ) throws(LaunchError) -> AgentLaunch {
         var env = environment
         env.merge(manifest.environment) { $1 }
+        let line = command ?? (manifest.binaryIsCommandLine ? manifest.binaryEnvironment.flatMap { environment[$0] } : nil)
+        if let line {
+            let words: [String]
+            do { words = try CommandWords.split(line) } catch { throw LaunchError("the agent command '\(line)': \(error.message)") }
+            guard let first = words.first else { throw LaunchError("the agent command is empty: give the program and its arguments") }
+            let binary = try locate(first, environment: environment)
+            return AgentLaunch(executable: binary, arguments: Array(words.dropFirst()), environment: env, workingDirectory: workingDirectory)
+        }
+        if manifest.binaryIsCommandLine {
+            let key = manifest.binaryEnvironment.flatMap { variable in NucleicConfig.settings.first { $0.environment == variable }?.key }
+            throw LaunchError("the \(manifest.name) backend runs the agent you name: give its command with --agent-command \"…\""
+                + (key.map { " or `nucleic config set \($0) \"…\"`" } ?? ""))
+        }
         let binary = try locate(manifest, environment: environment)
         return AgentLaunch(executable: binary, arguments: manifest.launchArguments(model: model, resumeID: resumeID),
                            environment: env, workingDirectory: workingDirectory)
+    }
+
+    /// A command's program: a path as given (it must be executable), a bare name on `PATH`.
+    static func locate(_ program: String, environment: [String: String]) throws(LaunchError) -> String {
+        if program.contains("/") {
+            guard access(program, X_OK) == 0 else { throw LaunchError("\(program) is not an executable file") }
+            return program
+        }
+        for directory in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") where !directory.isEmpty {
+            let candidate = "\(directory)/\(program)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw LaunchError("\(program) is not on PATH; install it or give its full path")
     }
 
     static func locate(_ manifest: AdapterManifest, environment: [String: String]) throws(LaunchError) -> String {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NucleicProtocol
+import NucleicSystem
 
 /// The settings file, `config.toml` (docs/CONFIG.md): what would otherwise be environment
 /// variables of whichever shell started the daemon. Pure: reading, editing and resolving do no
@@ -33,6 +34,9 @@ public struct NucleicConfig: Sendable, Hashable {
                 appliesLive: true, check: absolutePath),
         Setting(key: "codex-bin", environment: "NUCLEIC_CODEX_BIN", summary: "the Codex executable (default: codex on PATH)",
                 appliesLive: true, check: absolutePath),
+        Setting(key: "acp-command", environment: "NUCLEIC_ACP_COMMAND",
+                summary: "the command line of the agent `--backend acp` runs (any Agent Client Protocol agent)", appliesLive: true,
+                check: { $0.contains(where: { !$0.isWhitespace }) ? nil : "a command line" }),
         Setting(key: "approval-timeout", environment: "NUCLEIC_APPROVAL_TIMEOUT",
                 summary: "deny an approval no one answered in this many seconds (default: wait forever)", appliesLive: false,
                 check: { Int($0).map { $0 > 0 } == true ? nil : "a positive number of seconds" }),
@@ -43,7 +47,11 @@ public struct NucleicConfig: Sendable, Hashable {
                 }),
         Setting(key: "listen", environment: "NUCLEIC_LISTEN", summary: "ADDR:PORT to accept paired devices on (default: off)",
                 appliesLive: false, check: { $0.isEmpty || $0.contains(":") ? nil : "ADDR:PORT, e.g. 127.0.0.1:7420" }),
-    ]
+        // Read by every `nucleic` command, not by the daemon.
+        Setting(key: "pager", environment: "NUCLEIC_PAGER",
+                summary: "the pager of log, diff, show and events: a command line, or off (default: PAGER, else less -FRX)",
+                appliesLive: true, check: { _ in nil }),
+    ] + notifySettings
 
     public static func setting(_ key: String) -> Setting? { settings.first { $0.key == key } }
 
@@ -181,53 +189,16 @@ public struct NucleicConfig: Sendable, Hashable {
 
     /// The file at `path`; an empty configuration when there is none.
     public static func load(path: String) throws(ConfigError) -> NucleicConfig {
-        guard let fd = Optional(open(path, O_RDONLY | O_CLOEXEC)), fd >= 0 else {
-            if errno == ENOENT { return NucleicConfig() }
-            throw ConfigError("cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw ConfigError("cannot read \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            bytes += buffer[0..<n]
-        }
+        let read: [UInt8]?
+        do { read = try WholeFile.read(path) } catch { throw ConfigError("cannot read \(path): \(error)") }
+        guard let bytes = read else { return NucleicConfig() }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw ConfigError("\(path) is not UTF-8 text") }
         return try NucleicConfig(parsing: text, path: path)
     }
 
     /// Writes the file atomically (a temporary file renamed over it), creating its folder.
     public func save(path: String) throws(ConfigError) {
-        if let slash = path.lastIndex(of: "/") {
-            var folder = ""
-            for part in path[..<slash].split(separator: "/") {
-                folder += "/" + part
-                if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw ConfigError("cannot create \(folder): \(String(cString: strerror(errno)))") }
-            }
-        }
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ConfigError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                let message = String(cString: strerror(errno))
-                close(fd)
-                unlink(temporary)
-                throw ConfigError("cannot write \(path): \(message); the file is unchanged")
-            }
-            bytes = bytes.dropFirst(n)
-        }
-        guard fsync(fd) == 0, close(fd) == 0, rename(temporary, path) == 0 else {
-            let message = String(cString: strerror(errno))
-            unlink(temporary)
-            throw ConfigError("cannot write \(path): \(message); the file is unchanged")
-        }
+        do { try WholeFile.replace(path, with: Array(text.utf8)) } catch { throw ConfigError("cannot write \(path): \(error); the file is unchanged") }
     }
 }
 

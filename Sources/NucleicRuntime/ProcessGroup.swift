@@ -10,16 +10,7 @@ enum ProcessGroup {
         guard let directory = opendir("/proc") else { return Glibc.kill(-pgid, 0) == 0 }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
-            let pid = withUnsafeBytes(of: entry.pointee.d_name) { name -> Int32? in
-                var value: Int32 = 0
-                for byte in name {
-                    if byte == 0 { break }
-                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                    value = value * 10 + Int32(byte - UInt8(ascii: "0"))
-                }
-                return value > 0 ? value : nil
-            }
-            guard let pid, let stat = statusAndGroup(of: pid) else { continue }
+            guard let pid = ProcEntry.number(entry), let stat = statusAndGroup(of: pid) else { continue }
             if stat.group == pgid && stat.state != UInt8(ascii: "Z") && stat.state != UInt8(ascii: "X") {
                 return true
             }

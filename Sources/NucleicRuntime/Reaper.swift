@@ -236,17 +236,7 @@ enum ProcEntry {
 
     /// A small `/proc` file's text (at most 64 KiB), nil if it cannot be read.
     static func read(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { _ = close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 16 {
-            let n = buffer.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        (try? WholeFile.read(path, limit: 1 << 16))?.map { String(decoding: $0, as: UTF8.self) }
     }
 }
 

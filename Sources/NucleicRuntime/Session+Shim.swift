@@ -35,6 +35,8 @@ extension Session {
         var info = stat()
         guard stat(files.journal, &info) == 0 else { throw ShimError("\(files.journal) is missing: \(String(cString: strerror(errno)))") }
         let link = try await ShimLink.launch(shim, folder: folder, agent: launch)
+        clientEnvironment = launch.environment
+        listenToShimTerminals(link)
         follow(link, from: Int64(info.st_size))
         record(lifecycleInput(.started), rawOffset: nil)
         apply(codec.start(options, now: .now()), rawOffset: nil)
@@ -57,11 +59,13 @@ extension Session {
         let answered = resolvedDecisions
         journalReader = try? RawJournal.records(path: link.files.journal, from: link.journalStart)
         self.link = link
+        listenToShimTerminals(link)
         // Lines the codec answered recorded agent lines with, not (yet) followed by any host line
         // in the journal: the previous daemon died between recording their events and sending
         // them (it sends right after each batch is recorded, and the shim journals whatever it
         // got before it answers us), so they never reached the agent.
         var undelivered: [String] = []
+        holdClientRequests = true
         await readJournal(upTo: link.adoptedAt) { record in
             switch record.direction {
             case .out:
@@ -80,6 +84,11 @@ extension Session {
             guard let decision = answered[approval.id], let output = try? codec.send(.decide(approval.id, decision), now: .now()) else { continue }
             link.send(lines: output.lines)
         }
+        // The agent's requests no host line answered: judged now, a terminal/create refused.
+        holdClientRequests = false
+        afterRestart = true
+        serveClientRequests()
+        afterRestart = false
         follow(link, from: link.adoptedAt)
     }
 
@@ -144,7 +153,10 @@ extension Session {
             // The shim says whether it can write the journal; the host shows it.
             setDiskFull("journal", link.diskFull)
             await readJournal(upTo: max(link.durableEnd, exit?.journalEnd ?? 0)) { record in
-                if record.direction == .out { apply(codec.receive(line: record.line, now: .now()), rawOffset: record.offset) }
+                guard record.direction == .out else { return }
+                // Borrowed: a codec that reads in place (Claude's) makes no copy of the line.
+                let output = record.line.withUnsafeBufferPointer { codec.receive(bytes: $0, now: .now()) }
+                apply(output, rawOffset: record.offset)
             }
             if let exit {
                 // Everything before `journalEnd` is durable, so the reader got there; if it could

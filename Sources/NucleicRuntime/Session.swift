@@ -31,12 +31,13 @@ public actor Session {
     private var framer = LineFramer()
     private let startedAt = Timestamp.now()
     var subscribers: [Int: AsyncStream<SequencedEvent>.Continuation] = [:]
+    var batchSubscribers: [Int: AsyncStream<[SequencedEvent]>.Continuation] = [:]
     private var nextSubscriber = 0
     var resolved: [ApprovalID: ApprovalResolution] = [:]
     /// The host's side of approvals (risk, rules, first answer wins); nil answers through the
     /// codec alone (tests of the session without a host).
     var broker: ApprovalBroker?
-    private let ruleBook: RuleBook?
+    let ruleBook: RuleBook?
     private var outbox: AsyncStream<String>.Continuation?
     private var stopping = false
     /// Why the host ends the agent, when it says (a kill, idle reaping): recorded as a notice and
@@ -46,6 +47,30 @@ public actor Session {
     var finished: [CheckedContinuation<Void, Never>] = []
     /// How long an in-band interrupt may take before the process group gets SIGINT.
     public var interruptGrace: Duration = .seconds(5)
+
+    // The host as an ACP client (Session+Client.swift).
+    /// The agent's requests being judged or served, by tool call id.
+    var clientHandled: Set<String> = []
+    /// Requests waiting for a person's answer, with the path they were judged at.
+    var clientApprovals: [ApprovalID: (request: ClientRequest, resolved: String)] = [:]
+    var terminals: [String: ClientTerminal] = [:]
+    var nextTerminal = 0
+    /// The terminals the shim runs (Session+ShimTerminals.swift), by id, with their exits.
+    var shimTerminals: [String: ChildProcess.ExitStatus?] = [:]
+    /// `terminal/create`s the shim has not answered yet, by key; `terminal/output`s by ref;
+    /// `wait_for_exit`s and `kill`s waiting for their terminal's exit.
+    var shimCreates: [String: ClientRequest] = [:]
+    var shimReads: [Int64: ClientRequest] = [:]
+    var shimExitWaiters: [String: [ClientRequest]] = [:]
+    var nextShimRead: Int64 = 0
+    /// The environment terminals start with (the agent's).
+    var clientEnvironment: [String: String]?
+    /// The riskiest request allowed in the running turn.
+    var turnAllowance: Risk?
+    /// While the journal is caught up with after an adoption, requests wait to be judged.
+    var holdClientRequests = false
+    /// Judging what a previous daemon left unanswered.
+    var afterRestart = false
 
     // The shim the agent runs under (Session+Shim.swift); nil for an agent spawned directly.
     var link: ShimLink?
@@ -85,7 +110,10 @@ public actor Session {
     }
 
     // A dropped continuation does not end its stream: finish them, or the host's pump waits forever, holding its buffer.
-    deinit { for continuation in subscribers.values { continuation.finish() } }
+    deinit {
+        for continuation in subscribers.values { continuation.finish() }
+        for continuation in batchSubscribers.values { continuation.finish() }
+    }
 
     public var status: SessionStatus { lifecycle.status }
     /// Approvals and questions waiting for an answer (the agent must stay to hear it).
@@ -108,6 +136,7 @@ public actor Session {
             executable: launch.executable, arguments: launch.arguments, environment: launch.environment,
             workingDirectory: launch.workingDirectory)
         self.process = process
+        clientEnvironment = launch.environment
         let (stream, continuation) = AsyncStream<String>.makeStream()
         outbox = continuation
         Task { await Self.writeLines(stream, to: process) }
@@ -131,6 +160,7 @@ public actor Session {
             record([.notice(level: .info, message: reason, code: code)], rawOffset: nil)
         }
         stopping = true
+        endTerminals()
         if let link {
             await stopShim(link, grace: grace)
             return
@@ -165,6 +195,7 @@ public actor Session {
     public func interrupt() throws(SessionError) {
         try ensureRunning()
         do { apply(try codec.send(.interrupt, now: .now()), rawOffset: nil) } catch { throw SessionError(error) }
+        record(withdrawClientApprovals(reason: "the turn was interrupted"), rawOffset: nil)
         let grace = interruptGrace
         let seqAtInterrupt = seq
         Task {
@@ -178,35 +209,40 @@ public actor Session {
     @discardableResult
     public func respond(_ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String? = nil,
                         denyAlways: ApprovalScope? = nil) throws(SessionError) -> Rule? {
-        guard var broker else {
+        // The broker is read and changed in place (`broker!`): a local copy would share its
+        // table of approvals, and the change would copy the whole table (copy on write).
+        guard broker != nil else {
             try respondThroughCodec(approvalID, decision, decidedBy: decidedBy, label: label)
             return nil
         }
-        if let error = broker.validate(approvalID, decision) { throw SessionError(error) }
+        if let error = broker!.validate(approvalID, decision) { throw SessionError(error) }
         let now = Timestamp.now()
         var denyRule: Rule?
         if let denyAlways {
             guard case .deny(let message) = decision else {
                 throw SessionError(.invalidDecision, "only a deny can make a deny rule; allow always with an allowAlways decision")
             }
-            switch broker.denyRule(approvalID, scope: denyAlways, message: message, by: decidedBy, at: now) {
+            switch broker!.denyRule(approvalID, scope: denyAlways, message: message, by: decidedBy, at: now) {
             case .success(let rule): denyRule = rule
             case .failure(let error): throw SessionError(error)
             }
         }
         try ensureRunning()
         let output: CodecOutput
-        do { output = try codec.send(.decide(approvalID, decision), now: now) } catch { throw SessionError(error) }
+        let forClient = clientApprovals[approvalID] != nil
+        if forClient { output = CodecOutput() } else {
+            do { output = try codec.send(.decide(approvalID, decision), now: now) } catch { throw SessionError(error) }
+        }
         let answer: ApprovalBroker.Answer
-        switch broker.respond(approvalID, decision, by: decidedBy, label: label, at: now) {
+        switch broker!.respond(approvalID, decision, by: decidedBy, label: label, at: now) {
         case .success(let accepted): answer = accepted
         case .failure(let error): throw SessionError(error)  // validated above: not reached
         }
-        self.broker = broker
         let rule = answer.rule ?? denyRule
         if let rule { ruleBook?.insert(rule) }
         apply(CodecOutput(events: [.approvalResolved(answer.resolution)]), rawOffset: nil)
         apply(output, rawOffset: nil)
+        if forClient { _ = answerClientApproval(approvalID, decision) }
         return rule
     }
 
@@ -230,7 +266,8 @@ public actor Session {
     /// A new request from the agent: judged by the broker, answered at once when a rule decides.
     /// Returns the events to record and the codec's answer to apply after them.
     private func intake(_ request: ApprovalRequest, into events: inout [AgentEvent]) -> CodecOutput? {
-        guard var broker else {
+        // Taken out while it changes, so that it is not shared (a change would copy its table).
+        guard var broker = broker.take() else {
             events.append(.approvalRequested(request))
             if let change = lifecycle.apply(.event(.approvalRequested(request))) { events.append(change) }
             return nil
@@ -262,19 +299,20 @@ public actor Session {
         for approval in codec.pendingApprovals where broker?.withdraw(approval.id, reason: reason, at: now) ?? true {
             events.append(.approvalWithdrawn(approvalID: approval.id, reason: reason))
         }
-        return events
+        return events + withdrawClientApprovals(reason: reason)
     }
 
     /// Denies requests that waited longer than the configured timeout (none by default).
     private func expireApprovals() {
-        guard var broker, broker.timeout != nil else { return }
+        guard broker?.timeout != nil else { return }
         let now = Timestamp.now()
-        let expired = broker.expire(now: now)
-        self.broker = broker
+        let expired = broker!.expire(now: now)
         for resolution in expired {
-            let output = try? codec.send(.decide(resolution.approvalID, resolution.decision), now: now)
+            let forClient = clientApprovals[resolution.approvalID] != nil
+            let output = forClient ? nil : try? codec.send(.decide(resolution.approvalID, resolution.decision), now: now)
             apply(CodecOutput(events: [.approvalResolved(resolution)]), rawOffset: nil)
             if let output { apply(output, rawOffset: nil) }
+            if forClient { _ = answerClientApproval(resolution.approvalID, resolution.decision) }
         }
     }
 
@@ -290,7 +328,22 @@ public actor Session {
         return stream
     }
 
-    private func unsubscribe(_ key: Int) { subscribers[key] = nil }
+    /// Events from now on, as they are appended: one element per append (a journal batch's
+    /// events, or an answer's), so a reader can handle them together (the host stores each
+    /// batch in one transaction).
+    public func subscribeBatches() -> AsyncStream<[SequencedEvent]> {
+        let (stream, continuation) = AsyncStream<[SequencedEvent]>.makeStream(bufferingPolicy: .unbounded)
+        let key = nextSubscriber
+        nextSubscriber += 1
+        batchSubscribers[key] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribe(key) } }
+        return stream
+    }
+
+    private func unsubscribe(_ key: Int) {
+        subscribers[key] = nil
+        batchSubscribers[key] = nil
+    }
 
     // MARK: Agent → host
 
@@ -334,6 +387,7 @@ public actor Session {
     func recordExit(_ status: ChildProcess.ExitStatus, stderrTail tail: String, rawOffset: Int64? = nil) {
         exitStatus = status
         outbox?.finish()
+        endTerminals()
         var events = withdrawPending(reason: "the agent exited")
         let expected = stopping || (status.isSuccess && lifecycle.status != .running)
         if !expected {
@@ -393,6 +447,7 @@ public actor Session {
         // unsent and the events unrecorded, and the journal replay sends it (Session+Shim.swift).
         send(lines: output.lines)
         for answer in answers { apply(answer, rawOffset: nil) }
+        serveClientRequests()
     }
 
     /// Lines for the agent: to the shim (which journals them), or journalled and queued here.
@@ -410,6 +465,7 @@ public actor Session {
 
     func record(_ events: [AgentEvent], rawOffset: Int64?) {
         guard !events.isEmpty else { return }
+        noteAllowances(events)
         let now = Timestamp.now()
         let sequenced = events.map { event -> SequencedEvent in
             seq += 1
@@ -446,6 +502,7 @@ public actor Session {
             }
         }
         for event in sequenced { for continuation in subscribers.values { continuation.yield(event) } }
+        for continuation in batchSubscribers.values { continuation.yield(sequenced) }
         if diskFull["transcript"] != nil { setDiskFull("transcript", nil) }
     }
 

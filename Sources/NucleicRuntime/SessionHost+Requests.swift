@@ -6,16 +6,15 @@ import NucleicAdapters
 import NucleicGit
 public import NucleicProtocol
 import NucleicStore
+import NucleicSystem
 
 extension SessionHost {
     // MARK: Reading
 
     public func summary(_ id: SessionID) async throws(SessionError) -> SessionSummary {
         do {
-            guard let record = try await store.session(id: id) else { throw SessionError(.notFound, "no session \(id)") }
-            let project = try await store.project(id: record.projectID)
-            let pending = try await store.approvals(session: id, status: .pending).count
-            var summary = record.summary(projectName: project?.name ?? "?", pendingApprovals: pending)
+            guard let parts = try await store.summaryParts(session: id) else { throw SessionError(.notFound, "no session \(id)") }
+            var summary = parts.record.summary(projectName: parts.projectName ?? "?", pendingApprovals: parts.pendingApprovals)
             summary.condition = conditions[id].map { _ in Session.diskFullCode }
             return summary
         } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "\(error)") }
@@ -120,15 +119,9 @@ extension SessionHost {
     public func exportFixture(_ id: SessionID) async throws(SessionError) -> String {
         _ = try await sessionRecord(id)
         let path = SessionFolder(home: configuration.home.path, session: id).rawJournalPath
-        guard let file = fopen(path, "r") else { throw SessionError(.notFound, "session \(id) has no raw journal") }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n == 0 { break }
-            bytes += buffer[0..<n]
-        }
+        let bytes: [UInt8]?
+        do { bytes = try WholeFile.read(path) } catch { throw SessionError(.notFound, "session \(id)'s raw journal cannot be read: \(error)") }
+        guard let bytes else { throw SessionError(.notFound, "session \(id) has no raw journal") }
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -365,13 +358,19 @@ extension SessionHost {
             }
         }
         if let entry = live[record.id] { entry.storage.close() }
-        let request = ClientMsg.StartSession(prompt: prompt, backend: record.backend)
         guard record.backend != "replay" else {
             throw SessionError(.unsupported, "a replayed session cannot be resumed: its recording has ended")
         }
+        // An ACP agent resumes in-band: the same command line as before (it may have been the
+        // session's own `--agent-command`), read from the journal's header.
+        let folder = SessionFolder(home: configuration.home.path, session: record.id)
+        var request = ClientMsg.StartSession(prompt: prompt, backend: record.backend)
+        if configuration.adapters[record.backend]?.codec == "acp", let header = try? RawJournal.readHeader(path: folder.rawJournalPath) {
+            request.agentCommand = header.argv.map(CommandWords.quote).joined(separator: " ")
+        }
         let (codecName, launchPlan) = try plan(request)
         var launch = launchPlan(worktree)
-        var options = SessionStartOptions(prompt: prompt, cwd: worktree)
+        var options = SessionStartOptions(prompt: prompt, cwd: worktree, sessionMode: configuration.adapters[record.backend]?.sessionMode)
         if let native = record.nativeSessionID, let manifest = configuration.adapters[record.backend] {
             if manifest.resumeArguments.isEmpty {
                 options.resumeID = native  // in-band (Codex thread/resume)

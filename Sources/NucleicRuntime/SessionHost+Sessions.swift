@@ -41,7 +41,12 @@ extension SessionHost {
         do { try await store.insert(record) } catch { throw SessionError(.internalError, "recording the session: \(error)") }
 
         let launch = launchPlan(worktreePath)
-        let options = SessionStartOptions(prompt: request.prompt, cwd: worktreePath, planMode: request.planMode)
+        // A replayed ACP session switches to the mode its recording's host switched to, as the
+        // recorded manifest made it do, so that the replay agent hears the recorded handshake.
+        let sessionMode = request.backend == "replay" ? request.fixture.flatMap(FixtureHeader.sessionMode)
+            : configuration.adapters[request.backend]?.sessionMode
+        let options = SessionStartOptions(prompt: request.prompt, cwd: worktreePath, planMode: request.planMode,
+                                          sessionMode: sessionMode)
         try await attach(id, codecName: codecName, header: RawJournal.Header(
             backend: codecName, cli: request.backend, argv: [launch.executable] + launch.arguments, scenario: title),
                    launch: launch, options: options, status: .queued, projectID: project.id, worktree: worktreePath)
@@ -71,7 +76,7 @@ extension SessionHost {
             throw SessionError(.notFound, "no backend \(request.backend) (backends: \(known))")
         }
         let probe: AgentLaunch
-        do { probe = try AgentLaunch.from(manifest, workingDirectory: "/", environment: environment) } catch {
+        do { probe = try AgentLaunch.from(manifest, workingDirectory: "/", command: request.agentCommand, environment: environment) } catch {
             throw SessionError(.notReady, error.message)
         }
         return (manifest.codec, { cwd in
@@ -87,7 +92,10 @@ extension SessionHost {
                 approvalIDs: [ApprovalID] = []) async throws(SessionError) {
         // Adopting, the codec meets the journal's approvals again: they get the ids they had.
         let primed = ApprovalIDSource(approvalIDs)
-        guard let codec = Codecs.make(codecName, makeApprovalID: { primed.next() }) else {
+        // The manifest the session was started with names it (`kimi`, not its codec `acp`); a
+        // replayed session is named by its recording's codec.
+        let named = configuration.adapters[header.cli]?.codec == codecName ? header.cli : codecName
+        guard let codec = Codecs.make(codecName, backend: named, makeApprovalID: { primed.next() }) else {
             throw SessionError(.internalError, "no codec \(codecName)")
         }
         let storage: FileSessionStorage
@@ -102,7 +110,7 @@ extension SessionHost {
         lastActivity[id] = .now
         // Subscribed before the agent starts: an event recorded earlier would never reach the
         // store (the session would stay `queued` there) nor any listener.
-        let events = await session.subscribe()
+        let events = await session.subscribeBatches()
         Task { await self.pump(id, events) }
         await session.setBackpressure { [weak self] seq in await self?.untilRecorded(id, seq - Self.unrecordedLimit) }
         await session.setConditionHandler { [weak self] condition in Task { await self?.setCondition(id, condition) } }
@@ -128,10 +136,11 @@ extension SessionHost {
         }
     }
 
-    /// Mirrors a session's events into the store and out to listeners.
-    func pump(_ id: SessionID, _ events: AsyncStream<SequencedEvent>) async {
-        for await event in events {
-            await record(id, event)
+    /// Mirrors a session's events into the store and out to listeners, a batch (one append of
+    /// the session's) at a time.
+    func pump(_ id: SessionID, _ batches: AsyncStream<[SequencedEvent]>) async {
+        for await events in batches where !events.isEmpty {
+            await record(id, events)
         }
     }
 
@@ -141,72 +150,75 @@ extension SessionHost {
         if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
     }
 
-    func record(_ id: SessionID, _ event: SequencedEvent) async {
+    /// Records one batch of a session's events in the store (one transaction: the approval path
+    /// pays one commit and one trip to the store's thread per batch, not several per event),
+    /// then tells the listeners: the events first, then what they mean (an approval to answer, a
+    /// new summary), so a client never sees an approval before the event that carries it.
+    func record(_ id: SessionID, _ events: [SequencedEvent]) async {
         lastActivity[id] = .now
-        // Listeners hear the event first, then what it means (an approval to answer, a new
-        // summary), so a client never sees an approval before the event that carries it.
-        var after: [Notification] = []
         // A store that cannot write (the disk is full) is waited for, not skipped: the session's
         // reader waits behind this (backpressure), so the agent is held back meanwhile.
         var pause = Duration.milliseconds(50)
+        var recorded = Store.RecordedBatch()
         while true {
-            after = []
-            do {
-                try await recordInStore(id, event, &after)
-                if storeFull.remove(id) != nil { await live[id]?.session.setDiskFull("store", nil) }
-                break
-            } catch let error as StoreError where error.code == .diskFull {
+            do throws(StoreError) {
+                recorded = try await store.record(events: events, session: id)
+            } catch where error.code == .diskFull {
                 if storeFull.insert(id).inserted {
-                    HostLog.warning("session \(id): cannot record seq \(event.seq) in the store (\(error.message)); retrying until it can")
+                    HostLog.warning("session \(id): cannot record seq \(events[0].seq)…\(events.last!.seq) in the store (\(error.message)); retrying until it can")
                     await live[id]?.session.setDiskFull("store", error.message)
                 }
                 try? await Task.sleep(for: pause)
                 pause = min(pause * 2, .seconds(1))
+                continue
             } catch {
-                HostLog.warning("session \(id): could not record seq \(event.seq) in the store: \(error)")
+                HostLog.warning("session \(id): could not record seq \(events[0].seq)…\(events.last!.seq) in the store: \(error)")
                 break
             }
+            if storeFull.remove(id) != nil { await live[id]?.session.setDiskFull("store", nil) }
+            break
         }
-        recordedSeq[id] = event.seq
+        for failure in recorded.failures {
+            HostLog.warning("session \(id): could not record seq \(failure.seq) in the store: \(failure.error)")
+        }
+        recordedSeq[id] = events.last!.seq
         releaseRecordedWaiters(id)
-        notify(.events(id, [event]))
-        for notification in after { notify(notification) }
-        switch event.event {
-        case .toolCallCompleted, .diffUpdated, .runFinished: scheduleDiffRefresh(id)
-        default: break
-        }
-        if case .statusChanged(let status, _) = event.event {
-            if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
-            if status != .running && status != .awaitingApproval { await startQueued() }
-        }
-    }
-
-    private func recordInStore(_ id: SessionID, _ event: SequencedEvent, _ after: inout [Notification]) async throws {
-        do {
+        notify(.events(id, events))
+        var statusChanged = false
+        var lastStatus: SessionStatus?
+        var refreshDiff = false
+        for (position, event) in events.enumerated() {
             switch event.event {
             case .approvalRequested(var request):
-                request.sessionID = id
-                request.handle = try await store.insert(ApprovalRecord(request: request, sessionID: id, createdAt: event.ts))
-                // One a rule answered at once (its resolution is the next event) needs no one.
-                if await live[id]?.session.isPending(request.id) ?? true { after.append(.approvalRequested(request)) }
-            case .approvalResolved(let resolution):
-                _ = try await store.resolve(approval: resolution.approvalID, decision: resolution.decision,
-                                            decidedBy: resolution.decidedBy, decidedByLabel: resolution.decidedByLabel, at: event.ts)
-                after.append(.approvalResolved(id, resolution))
-            case .approvalWithdrawn(let approvalID, let reason):
-                _ = try await store.withdraw(approval: approvalID, reason: reason, at: event.ts)
-            case .sessionStarted(let started):
-                if let native = started.nativeSessionID { try await store.update(session: id, nativeSessionID: native, at: event.ts) }
-            case .statusChanged(let status, let reason):
-                _ = try await store.modifySession(id: id, at: event.ts) { record in
-                    record.status = status
-                    if status == .error { record.error = reason }
+                guard let handle = recorded.approvalHandles[request.id] else { break }
+                // One a rule answered at once (its resolution follows in the same batch) needs no one.
+                let answered = events[(position + 1)...].contains {
+                    switch $0.event {
+                    case .approvalResolved(let resolution): resolution.approvalID == request.id
+                    case .approvalWithdrawn(let approvalID, _): approvalID == request.id
+                    default: false
+                    }
                 }
+                guard !answered else { break }
+                request.sessionID = id
+                request.handle = handle
+                notify(.approvalRequested(request))
+            case .approvalResolved(let resolution):
+                if !recorded.failures.contains(where: { $0.seq == event.seq }) { notify(.approvalResolved(id, resolution)) }
+            case .statusChanged(let status, _):
                 statuses[id] = status
+                statusChanged = true
+                lastStatus = status
+            case .toolCallCompleted, .diffUpdated, .runFinished:
+                refreshDiff = true
             default:
                 break
             }
-            try await store.update(session: id, lastSeq: event.seq, at: event.ts)
+        }
+        if refreshDiff { scheduleDiffRefresh(id) }
+        if statusChanged {
+            if let summary = try? await summary(id) { notify(.sessionUpdated(summary)) }
+            if let lastStatus, lastStatus != .running && lastStatus != .awaitingApproval { await startQueued() }
         }
     }
 
@@ -247,5 +259,23 @@ enum FixtureHeader {
         defer { free(line) }
         guard let header = try? JSONParser.parse(String(cString: line)), header["fixture"]?.intValue == 1 else { return nil }
         return header["backend"]?.stringValue
+    }
+
+    /// The mode an ACP recording's host switched to (its first `session/set_mode`), if any.
+    static func sessionMode(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var line: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        defer { free(line) }
+        while getline(&line, &capacity, file) > 0, let line {
+            let text = String(cString: line)
+            guard text.contains("session/set_mode"), let record = try? JSONParser.parse(text), record["dir"]?.stringValue == "in",
+                  let message = record["line"]?.stringValue.flatMap({ try? JSONParser.parse($0) }),
+                  message["method"]?.stringValue == "session/set_mode"
+            else { continue }
+            return message["params"]?["modeId"]?.stringValue
+        }
+        return nil
     }
 }

@@ -62,7 +62,10 @@ extension SessionHost {
             guard let session = live[record.id]?.session else { return .gone }
             statuses[record.id] = record.status
             // What the store missed of the transcript (the previous daemon died before its pump stored it).
-            for event in transcript where event.seq > record.lastSeq { await self.record(record.id, event) }
+            let missed = transcript.filter { $0.seq > record.lastSeq }
+            for start in stride(from: 0, to: missed.count, by: Session.batchSize) {
+                await self.record(record.id, Array(missed[start..<min(start + Session.batchSize, missed.count)]))
+            }
             await session.adopt(link, transcript: transcript)
             HostLog.info("session \(record.id): adopted its shim (agent \(link.agentPID))")
             return .adopted

@@ -144,12 +144,42 @@ public actor SessionHost: SessionService {
         let projectName = name ?? Naming.slug(String(root.split(separator: "/").last ?? "project"))
         let record = ProjectRecord(name: projectName, path: root, baseBranch: branch)
         do {
+            if let existing = try await store.projects().first(where: { Self.samePath($0.path, root) }) {
+                throw SessionError(.conflict, "\(root) is already the project \(existing.name); `nucleic project rm \(existing.name)` first to add it again")
+            }
             if let existing = try await store.project(named: projectName) {
                 throw SessionError(.conflict, "a project named \(projectName) already exists (\(existing.path)); choose another with --name")
             }
             try await store.insert(record)
         } catch let error as SessionError { throw error } catch { throw SessionError(.internalError, "\(error)") }
         return Self.info(record)
+    }
+
+    /// Unregisters a project that has no sessions left (archived ones included: their history
+    /// names it); its project rules go with it.
+    public func removeProject(_ reference: String) async throws(SessionError) -> ProjectInfo {
+        let record = try await project(reference)
+        let sessions: [SessionRecord]
+        do { sessions = try await store.sessions(matching: SessionFilter(projectID: record.id, includeArchived: true)) } catch {
+            throw SessionError(.internalError, "\(error)")
+        }
+        guard sessions.isEmpty else {
+            throw SessionError(.conflict, "project \(record.name) still has \(sessions.count) session\(sessions.count == 1 ? "" : "s") (see `nucleic ls --all`); it stays")
+        }
+        do { try await store.deleteProject(id: record.id) } catch { throw SessionError(.internalError, "\(error)") }
+        return Self.info(record)
+    }
+
+    /// Two spellings of one folder: equal once trailing slashes go and symbolic links resolve.
+    static func samePath(_ a: String, _ b: String) -> Bool {
+        func canonical(_ path: String) -> String {
+            var trimmed = path
+            while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+            guard let resolved = realpath(trimmed, nil) else { return trimmed }
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        return canonical(a) == canonical(b)
     }
 
     public func projects() async throws(SessionError) -> [ProjectInfo] {

@@ -16,6 +16,15 @@ import Glibc
 public final class Database {
     let handle: OpaquePointer
     public let path: String
+    /// Prepared statements by their SQL, kept for the connection's life: the store runs the same
+    /// few dozen statements over and over, and preparing one (parsing and planning the SQL) costs
+    /// several times running it.
+    private var prepared: [String: OpaquePointer] = [:]
+    /// The SQL of the cached statements lent out now (a nested use of the same SQL prepares its own).
+    private var lent: Set<String> = []
+    /// Statements cached at most: SQL built at run time (a list of `?`s of varying length) must
+    /// not grow the cache without bound; past the limit a statement is prepared per call.
+    static let preparedLimit = 256
 
     /// How long a write waits for another connection's lock before failing with `.busy`.
     public static let busyTimeoutMilliseconds: Int32 = 5000
@@ -68,7 +77,9 @@ public final class Database {
     }
 
     deinit {
-        // Statements are ~Copyable and scoped to the calls that made them: none is alive here.
+        // Lent statements are ~Copyable and scoped to the calls that borrowed them: none is
+        // alive here, and the cached ones are finalized before the connection closes.
+        for statement in prepared.values { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)
     }
 
@@ -92,10 +103,26 @@ public final class Database {
 
     // MARK: Running SQL
 
-    /// Prepares `sql` and lends the statement to `body`; it is finalized when `body` returns.
+    /// Lends the prepared statement of `sql` to `body`: from the cache, prepared and cached on
+    /// first use. When `body` returns the statement is reset (its read or write lock released)
+    /// and its bindings cleared, whether `body` threw or not.
     public func withStatement<T>(_ sql: String, _ body: (borrowing Statement) throws(StoreError) -> T) throws(StoreError) -> T {
-        let statement = try Statement(database: handle, sql: sql)
-        return try body(statement)
+        guard !lent.contains(sql) else { return try body(try Statement(database: handle, sql: sql)) }
+        let cached: OpaquePointer
+        if let statement = prepared[sql] {
+            cached = statement
+        } else {
+            guard prepared.count < Self.preparedLimit else { return try body(try Statement(database: handle, sql: sql)) }
+            cached = try Statement.prepare(handle, sql, persistent: true)
+            prepared[sql] = cached
+        }
+        lent.insert(sql)
+        defer {
+            lent.remove(sql)
+            sqlite3_reset(cached)
+            sqlite3_clear_bindings(cached)
+        }
+        return try body(Statement(lending: cached, database: handle, sql: sql))
     }
 
     /// Runs one statement that returns no rows.
@@ -167,10 +194,11 @@ public final class Database {
     /// Nested calls become savepoints.
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         let nested = isInTransaction
-        try executeScript(nested ? "SAVEPOINT nucleic_nested" : "BEGIN \(kind.rawValue)")
+        // Prepared statements (cached), not sqlite3_exec: the same few are run for every write.
+        try execute(nested ? "SAVEPOINT nucleic_nested" : "BEGIN \(kind.rawValue)")
         do {
             let result = try body()
-            try executeScript(nested ? "RELEASE nucleic_nested" : "COMMIT")
+            try execute(nested ? "RELEASE nucleic_nested" : "COMMIT")
             return result
         } catch {
             // Roll back; if that fails too, the first error is the one that matters.

@@ -123,6 +123,11 @@ enum Schema {
             CREATE UNIQUE INDEX sessions_by_handle ON sessions(handle);
             CREATE UNIQUE INDEX approvals_by_handle ON approvals(handle);
             """),
+        // A session's pending approvals, counted for every summary: found without reading the
+        // session's answered ones (thousands in a long session).
+        Migration(version: 4, name: "pending approvals by session", sql: """
+            CREATE INDEX approvals_pending_by_session ON approvals(session_id, created_at) WHERE status = 'pending';
+            """),
     ]
 
     /// The newest schema version this build knows.

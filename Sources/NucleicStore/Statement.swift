@@ -5,7 +5,8 @@ import CSQLite
 /// Swift buffer only has to live for the call.
 let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-/// A prepared statement, finalized when it goes out of scope.
+/// A prepared statement, finalized when it goes out of scope (unless `Database` lends it from
+/// its cache of prepared statements).
 ///
 /// `~Copyable`: exactly one owner, so it is finalized exactly once (in `deinit`) and cannot
 /// outlive the `Database` call that lends it.
@@ -14,19 +15,36 @@ public struct Statement: ~Copyable {
     let database: OpaquePointer
     public let sql: String
 
+    /// Whether `deinit` finalizes the statement: false for one lent from `Database`'s cache,
+    /// which the cache finalizes.
+    let owned: Bool
+
+    /// Prepares `sql`, owned by the new value.
     init(database: OpaquePointer, sql: String) throws(StoreError) {
+        self.init(lending: try Self.prepare(database, sql, persistent: false), database: database, sql: sql, owned: true)
+    }
+
+    /// Wraps a prepared statement: `owned`, it is finalized with the value; else it is lent (by
+    /// `Database`'s cache, which finalizes it).
+    init(lending handle: OpaquePointer, database: OpaquePointer, sql: String, owned: Bool = false) {
+        self.handle = handle
+        self.database = database
+        self.sql = sql
+        self.owned = owned
+    }
+
+    /// Prepares `sql`; `persistent` tells SQLite the statement will be kept and reused.
+    static func prepare(_ database: OpaquePointer, _ sql: String, persistent: Bool) throws(StoreError) -> OpaquePointer {
         var handle: OpaquePointer?
-        let rc = sqlite3_prepare_v3(database, sql, -1, 0, &handle, nil)
+        let rc = sqlite3_prepare_v3(database, sql, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &handle, nil)
         guard rc == SQLITE_OK, let handle else {
             sqlite3_finalize(handle)
             throw Database.error(rc, database, "sqlite3_prepare_v3", sql: sql)
         }
-        self.handle = handle
-        self.database = database
-        self.sql = sql
+        return handle
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit { if owned { sqlite3_finalize(handle) } }
 
     /// Binds `values` to the parameters `?1…?n` (after clearing earlier bindings).
     public func bind(_ values: [any SQLValueConvertible]) throws(StoreError) {

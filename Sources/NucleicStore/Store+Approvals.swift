@@ -33,12 +33,22 @@ extension Store {
 
     /// A session's approvals (optionally only those with `status`), oldest first.
     public func approvals(session: SessionID, status: ApprovalStatus? = nil) throws(StoreError) -> [ApprovalRecord] {
+        if status == .pending {
+            // The literal lets SQLite use the partial index of pending approvals.
+            return try db.query("SELECT \(Self.approvalColumns) FROM approvals WHERE session_id = ?1 AND status = 'pending' ORDER BY created_at, id",
+                                [session], Self.approvalRecord)
+        }
         if let status {
             return try db.query("SELECT \(Self.approvalColumns) FROM approvals WHERE session_id = ?1 AND status = ?2 ORDER BY created_at, id",
                                 [session, status], Self.approvalRecord)
         }
         return try db.query("SELECT \(Self.approvalColumns) FROM approvals WHERE session_id = ?1 ORDER BY created_at, id",
                             [session], Self.approvalRecord)
+    }
+
+    /// How many of a session's approvals are pending.
+    public func pendingApprovalCount(session: SessionID) throws(StoreError) -> Int {
+        Int(try db.scalar("SELECT count(*) FROM approvals WHERE session_id = ?1 AND status = 'pending'", [session], as: Int64.self) ?? 0)
     }
 
     /// Every pending approval across sessions, oldest first.

@@ -74,6 +74,13 @@ extension Store {
         try db.queryFirst("SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?1", [id], Self.sessionRecord)
     }
 
+    /// What a session's summary is made of, read in one call: its record, its project's name
+    /// (nil when the project is gone) and how many of its approvals are pending.
+    public func summaryParts(session id: SessionID) throws(StoreError) -> (record: SessionRecord, projectName: String?, pendingApprovals: Int)? {
+        guard let record = try session(id: id) else { return nil }
+        return (record, try project(id: record.projectID)?.name, try pendingApprovalCount(session: id))
+    }
+
     /// Sessions that pass `filter`, most recently updated first.
     public func sessions(matching filter: SessionFilter = .all) throws(StoreError) -> [SessionRecord] {
         let (whereClause, arguments) = Self.whereClause(filter)

@@ -24,9 +24,14 @@ public final class LocalServer: Sendable {
     let hostVersion: String
     /// Called when a client asks the daemon to shut down.
     let onShutdown: @Sendable (Bool) async -> Void
+    /// The sessions someone looks at (foreground subscriptions over every client).
+    public let presence = Presence()
+    /// The notifier, for `notifyStatus` and `notifyTest`; nil in a server without one.
+    let notifications: (any NotificationControl)?
 
     public init(host: any SessionService, listener: UnixListener, hostVersion: String, pairing: Pairing? = nil,
-                onShutdown: @escaping @Sendable (Bool) async -> Void) {
+                notifications: (any NotificationControl)? = nil, onShutdown: @escaping @Sendable (Bool) async -> Void) {
+        self.notifications = notifications
         self.host = host
         self.listener = listener
         self.hostVersion = hostVersion
@@ -159,6 +164,8 @@ public final class LocalServer: Sendable {
             return .pong
         case .addProject(let path, let name):
             return .projectList([try await host.addProject(path: path, name: name)])
+        case .removeProject(let reference):
+            return .projectList([try await host.removeProject(reference)])
         case .listProjects:
             return .projectList(try await host.projects())
         case .startSession(let request):
@@ -191,7 +198,26 @@ public final class LocalServer: Sendable {
         case .listDevices(let includeRevoked):
             return .deviceList(try await requirePairing().devices(includeRevoked: includeRevoked))
         case .revokeDevice(let reference):
-            return .deviceList([try await requirePairing().revoke(reference)])
+            let revoked = try await requirePairing().revoke(reference)
+            // A revoked device is pushed nothing more: its registration goes with it.
+            try? await notifications?.unregisterPush(device: revoked.deviceID)
+            return .deviceList([revoked])
+        case .registerPush(let registration):
+            try await requireNotifications().registerPush(device: try requireDevice(client), registration)
+            return .ok
+        case .unregisterPush:
+            try await requireNotifications().unregisterPush(device: try requireDevice(client))
+            return .ok
+        case .pushInfo:
+            return .pushInfo(await try requireNotifications().pushInfo(device: client.identity.deviceID))
+        case .notifyStatus:
+            return .notifyChannels(await try requireNotifications().channelStatus())
+        case .notifyTest(let channel):
+            let statuses = await try requireNotifications().test(channel: channel)
+            if let channel, !statuses.contains(where: { $0.channel == channel }) {
+                throw SessionError(.notFound, "no notification channel '\(channel)'; `nucleic notify ls` lists them")
+            }
+            return .notifyChannels(statuses)
         case .shutdown:
             // `handle` starts the shutdown once this reply is queued: closing the connections
             // writes what is queued, and nothing queued after the close.
@@ -202,6 +228,19 @@ public final class LocalServer: Sendable {
     func welcome(_ identity: ClientIdentity) -> HostMsg.Body {
         .welcome(protocolVersion: Self.protocolVersion, scope: identity.scope, hostName: hostName, hostVersion: hostVersion,
                  deviceID: identity.deviceID)
+    }
+
+    func requireNotifications() throws(SessionError) -> any NotificationControl {
+        guard let notifications else { throw SessionError(.unsupported, "this daemon sends no notifications") }
+        return notifications
+    }
+
+    /// The paired device a connection is; push channels belong to devices, not to the local CLI.
+    func requireDevice(_ client: ClientState) throws(SessionError) -> DeviceID {
+        guard let id = client.identity.deviceID else {
+            throw SessionError(.unsupported, "only a paired device registers a push channel (over the Noise channel)")
+        }
+        return id
     }
 
     func requirePairing() throws(SessionError) -> Pairing {
@@ -231,29 +270,28 @@ public struct ClientIdentity: Sendable, Hashable {
     }
 }
 
-extension HostMsg {
-    /// An `events` message with no events (a backlog page that filtering emptied).
-    var isEmptyEvents: Bool {
-        if case .events(_, let events) = body { return events.isEmpty }
-        return false
-    }
-}
-
 /// Where the messages for one served client go: queued without blocking the server; a sink whose
 /// transport fails or overflows closes its connection itself.
 protocol ClientSink: Sendable {
-    func send(_ message: HostMsg)
+    /// Sends one message already encoded (`WireMessages.encode`).
+    func send(encoded bytes: [UInt8])
     /// Returns once what waits to be written to the client is under `bytes` (or its transport
     /// has ended): a sender of many messages waits here between them.
     func waitUntilQueued(below bytes: Int) async
+    /// False once the transport has ended or the sink is closing: nothing sent arrives any more.
+    var isOpen: Bool { get }
+}
+
+extension ClientSink {
+    func send(_ message: HostMsg) { send(encoded: WireMessages.encode(message)) }
 }
 
 /// The local socket's sink: one frame per message.
 struct LocalSink: ClientSink {
     let connection: LocalConnection
 
-    func send(_ message: HostMsg) {
-        do { try connection.enqueue(WireMessages.encode(message)) } catch {
+    func send(encoded bytes: [UInt8]) {
+        do { try connection.enqueue(bytes) } catch {
             HostLog.warning("closed \(connection): \(error.message)")
             connection.close()
         }
@@ -262,6 +300,8 @@ struct LocalSink: ClientSink {
     func waitUntilQueued(below bytes: Int) async {
         await connection.waitUntilQueued(below: bytes)
     }
+
+    var isOpen: Bool { connection.isOpen }
 }
 
 /// One connection's subscriptions: which sessions, how verbose, and the last seq delivered, so
@@ -281,6 +321,8 @@ actor ClientState {
     nonisolated let sink: any ClientSink
     nonisolated let identity: ClientIdentity
     var subscriptions: [SessionID: Subscription] = [:]
+    /// Where this client's foreground subscriptions are counted (the server's, set on subscribe).
+    var presence: Presence?
     /// The 150 ms flush of coalesced subscriptions, running while one holds a delta.
     var flusher: Task<Void, Never>?
     /// How long a coalesced delta may be held.
@@ -295,9 +337,18 @@ actor ClientState {
         sink.send(message)
     }
 
+    /// Sets or ends the subscription to `id`, counting it in `presence` while it is foreground.
+    /// (Every other change to a subscription keeps its foreground flag.)
+    private func replaceSubscription(_ id: SessionID, with new: Subscription?) {
+        let wasForeground = subscriptions[id]?.foreground == true
+        subscriptions[id] = new
+        if wasForeground, new?.foreground != true { presence?.release(id) }
+        if !wasForeground, new?.foreground == true { presence?.acquire(id) }
+    }
+
     /// Ends the client's subscriptions (its transport has ended).
     func stop() {
-        subscriptions = [:]
+        for id in subscriptions.keys { replaceSubscription(id, with: nil) }
         flusher?.cancel()
         flusher = nil
     }
@@ -329,7 +380,9 @@ actor ClientState {
         return out
     }
 
-    /// Events per page of a backlog, and the queue a backlog waits under between pages.
+    /// Events in a backlog's first page (the reply: small, so the first events arrive at once),
+    /// events per later page, and the queue a backlog waits under between pages.
+    static let backlogFirstPageEvents = 200
     static let backlogPageEvents = 2_000
     static let backlogQueueBound = 4 * 1024 * 1024
     /// A page is split while its encoding is larger than this (a frame holds at most 16 MiB).
@@ -343,23 +396,27 @@ actor ClientState {
     /// queue must drain under a bound, so a slow reader holds the sending back, not the memory.
     func subscribe(_ id: SessionID, since: Int64?, verbosity: ClientMsg.Verbosity, foreground: Bool = false,
                    requestID: Int64?, server: LocalServer) async {
-        subscriptions[id] = Subscription(verbosity: verbosity, foreground: foreground, delivered: since ?? 0, held: [])
+        presence = server.presence
+        replaceSubscription(id, with: Subscription(verbosity: verbosity, foreground: foreground, delivered: since ?? 0, held: []))
         var last: Int64
         do {
             let summary = try await server.host.summary(id)
             if let since {
                 let pages = try await server.host.eventPages(id, after: since)
-                var page = try await pages.next(limit: Self.backlogPageEvents)
+                var limit = Self.backlogFirstPageEvents
+                var page = try await pages.next(limit: limit)
                 last = page.last?.seq ?? since
-                var messages = Self.messages(id, Self.filter(page, verbosity))
-                send(HostMsg(messages.removeFirst().body, requestID: requestID), server: server)
-                for message in messages { sink.send(message) }
-                while page.count == Self.backlogPageEvents, subscriptions[id] != nil {
+                for message in Self.encodedPages(id, Self.filter(page, verbosity), requestID: requestID) { sink.send(encoded: message) }
+                // A client gone mid-backlog stops the reading (its frames stream ends only after this
+                // request is handled, so the subscription is still there).
+                while page.count == limit, subscriptions[id] != nil, sink.isOpen {
                     await sink.waitUntilQueued(below: Self.backlogQueueBound)
-                    page = try await pages.next(limit: Self.backlogPageEvents)
+                    limit = Self.backlogPageEvents
+                    page = try await pages.next(limit: limit)
                     guard let end = page.last?.seq else { break }
                     last = end
-                    for message in Self.messages(id, Self.filter(page, verbosity)) where !message.isEmptyEvents { sink.send(message) }
+                    let events = Self.filter(page, verbosity)
+                    if !events.isEmpty { for message in Self.encodedPages(id, events, requestID: nil) { sink.send(encoded: message) } }
                 }
             } else {
                 let backlog = try await server.host.events(id, after: max(0, summary.lastSeq - 50))
@@ -369,7 +426,7 @@ actor ClientState {
                              requestID: requestID), server: server)
             }
         } catch {
-            subscriptions[id] = nil
+            replaceSubscription(id, with: nil)
             send(HostMsg(.error(code: error.code, message: error.message, sessionID: id), requestID: requestID), server: server)
             return
         }
@@ -381,16 +438,17 @@ actor ClientState {
         if !filtered.isEmpty { send(HostMsg(.events(sessionID: id, events: filtered)), server: server) }
     }
 
-    /// `events` as one `events` message, or as several when one would be too large for a frame
-    /// (always at least one message, empty when `events` is).
-    static func messages(_ id: SessionID, _ events: [SequencedEvent]) -> [HostMsg] {
-        let message = HostMsg(.events(sessionID: id, events: events))
-        guard events.count > 1, WireMessages.encode(message).count > backlogPageBytes else { return [message] }
+    /// `events` as one encoded `events` message, or as several when one would be too large for a
+    /// frame (always at least one, empty when `events` is); the first carries `requestID`. Each
+    /// message is encoded once: the bytes measured are the bytes sent.
+    static func encodedPages(_ id: SessionID, _ events: [SequencedEvent], requestID: Int64?) -> [[UInt8]] {
+        let bytes = WireMessages.encode(HostMsg(.events(sessionID: id, events: events), requestID: requestID))
+        guard events.count > 1, bytes.count > backlogPageBytes else { return [bytes] }
         let half = events.count / 2
-        return messages(id, Array(events[..<half])) + messages(id, Array(events[half...]))
+        return encodedPages(id, Array(events[..<half]), requestID: requestID) + encodedPages(id, Array(events[half...]), requestID: nil)
     }
 
-    func unsubscribe(_ id: SessionID) { subscriptions[id] = nil }
+    func unsubscribe(_ id: SessionID) { replaceSubscription(id, with: nil) }
 
     func forward(_ notification: HostNotification, server: LocalServer) {
         switch notification {

@@ -13,7 +13,15 @@
 ///   fragment, or fragments adding up to more than `maxMessageSize`.
 /// - Messages completed before the offending frame are returned first, in order.
 /// - Memory held is the bytes appended and not yet framed plus one partial message, itself never
-///   more than `maxMessageSize`: the size check runs as each fragment arrives.
+///   more than `maxMessageSize`: the size check runs as each fragment arrives. Beyond that, the
+///   receive buffer keeps up to `FrameBuffer.retainedCapacity` of capacity between messages, and a
+///   message of several fragments is reassembled in a buffer reserved at the size of the last
+///   such message (at most `FrameBuffer.retainedCapacity`), then handed out as it is, without a
+///   copy (its capacity may exceed its count by that much).
+/// - Frames are decrypted in place in the receive buffer, or, for every fragment after a
+///   message's first, straight from it into the reassembly buffer; each byte of a message is
+///   copied once after the stream's by `next()` (a message of one fragment, out of the receive
+///   buffer), and not at all by `nextMessage(_:)` for a message of one fragment.
 public struct SecureFrameDecoder: ~Copyable, Sendable {
     /// The largest reassembled message accepted.
     public let maxMessageSize: Int
@@ -21,6 +29,9 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
     private var buffer = FrameBuffer()
     /// Fragments received so far of the message in progress.
     private var partial: [UInt8] = []
+    /// The size of the last message reassembled from several fragments (at most
+    /// `FrameBuffer.retainedCapacity`): the capacity a new one reserves.
+    private var lastReassembledSize = 0
     private var failure: SecureFrameError?
 
     /// A decoder receiving with `cipher` (a `SecureChannel`'s `receiver`).
@@ -50,18 +61,67 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
 
     /// The next complete application message, or nil when more bytes are needed.
     public mutating func next() throws(SecureFrameError) -> [UInt8]? {
+        guard let (completed, end) = try nextCompleted() else { return nil }
+        let message: [UInt8]
+        switch completed {
+        case .inReceiveBuffer(let fragment): message = Array(buffer.bytes[fragment])
+        case .reassembled: message = takePartial()
+        case .more: preconditionFailure("nextCompleted() returns only completed messages")
+        }
+        buffer.consume(through: end)
+        return message
+    }
+
+    /// The next complete application message lent to `body` (the view is valid only during the
+    /// call), or nil when more bytes are needed. The same messages and errors as `next()`, without
+    /// an array made for each: a message of one fragment is read where it was decrypted, in the
+    /// receive buffer, and the reassembly buffer keeps its capacity for the next message.
+    public mutating func nextMessage<R>(_ body: (UnsafeRawBufferPointer) -> R) throws(SecureFrameError) -> R? {
+        guard let (completed, end) = try nextCompleted() else { return nil }
+        let result: R
+        switch completed {
+        case .inReceiveBuffer(let fragment):
+            result = buffer.bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[fragment])) }
+        case .reassembled:
+            result = partial.withUnsafeBytes(body)
+            lastReassembledSize = min(partial.count, FrameBuffer.retainedCapacity)
+            partial.removeAll(keepingCapacity: partial.capacity <= FrameBuffer.retainedCapacity)
+        case .more: preconditionFailure("nextCompleted() returns only completed messages")
+        }
+        buffer.consume(through: end)
+        return result
+    }
+
+    /// Where a decrypted frame left its message.
+    private enum Completed {
+        /// More fragments follow.
+        case more
+        /// A message of one fragment, decrypted in place: these bytes of the receive buffer.
+        case inReceiveBuffer(Range<Int>)
+        /// A message of several fragments, complete in `partial`.
+        case reassembled
+    }
+
+    /// Decrypts frames until one completes a message, and returns where it is and the end of its
+    /// frame in the receive buffer, not yet consumed (the caller reads the message, then consumes);
+    /// nil when more bytes are needed.
+    private mutating func nextCompleted() throws(SecureFrameError) -> (Completed, end: Int)? {
         if let failure { throw failure }
         do {
             while let range = try buffer.nextFrame(minimum: SecureFrames.minTransportFrameSize) {
                 let streamOffset = buffer.offset + range.lowerBound - SecureFrames.lengthSize
-                // Decrypt in place in the receive buffer. The bytes are moved out of `self` for the
-                // duration, so the closure can use the cipher without overlapping access to `self`.
+                // The bytes are moved out of `self` for the duration, so the closures can use the
+                // cipher and `partial` without overlapping access to `self`.
                 var bytes = buffer.bytes
                 buffer.bytes = []
                 let result = decryptFrame(in: &bytes, range: range, streamOffset: streamOffset)
                 buffer.bytes = bytes
-                buffer.consume(through: range.upperBound)
-                if let message = try result.get() { return message }
+                let completed = try result.get()
+                if case .more = completed {
+                    buffer.consume(through: range.upperBound)
+                    continue
+                }
+                return (completed, range.upperBound)
             }
             return nil
         } catch {
@@ -83,38 +143,90 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
         }
     }
 
-    /// Decrypts the frame at `range` and takes its fragment: the completed message, nil when
-    /// more fragments follow, or the error.
-    private mutating func decryptFrame(in bytes: inout [UInt8], range: Range<Int>, streamOffset: Int) -> Result<[UInt8]?, SecureFrameError> {
-        bytes.withUnsafeMutableBytes { bytes -> Result<[UInt8]?, SecureFrameError> in
+    /// Decrypts the frame at `range` and takes its fragment: where the completed message is,
+    /// `.more` when more fragments follow, or the error.
+    ///
+    /// A frame that starts a message is decrypted in place in the receive buffer: a message of
+    /// one fragment stays there; the first fragment of several is copied into
+    /// `partial`, reserved at the size of the last reassembled message. Every later fragment is
+    /// decrypted straight from the receive buffer into `partial`, and the completed message is
+    /// `partial` itself, moved out by `next()`: the fragments are never copied again.
+    private mutating func decryptFrame(in bytes: inout [UInt8], range: Range<Int>, streamOffset: Int) -> Result<Completed, SecureFrameError> {
+        // The plaintext is the flags byte and the fragment (the frame is at least 17 bytes).
+        let fragmentCount = range.count - Noise.tagSize - 1
+        // Out of place only with a key (an unkeyed cipher's "plaintext" is the whole frame).
+        if cipher.hasKey, !partial.isEmpty, partial.count + fragmentCount <= maxMessageSize {
+            return bytes.withUnsafeBytes { bytes in
+                appendFragment(from: UnsafeRawBufferPointer(rebasing: bytes[range]), fragmentCount: fragmentCount, streamOffset: streamOffset)
+            }
+        }
+        return bytes.withUnsafeMutableBytes { bytes -> Result<Completed, SecureFrameError> in
             let frame = UnsafeMutableRawBufferPointer(rebasing: bytes[range])
             let count: Int
             do throws(NoiseError) {
                 count = try cipher.decrypt(ad: UnsafeRawBufferPointer(start: nil, count: 0), inPlace: frame)
             } catch {
-                let code: SecureFrameError.Code = error.code == .nonceExhausted ? .nonceExhausted : .decryptFailed
-                return .failure(SecureFrameError(code, "the frame at stream byte \(streamOffset) (\(range.count) bytes): \(error.message)"))
+                return .failure(Self.decryptError(error, range.count, streamOffset))
             }
             let flags = frame[0]
-            guard flags & ~SecureFrames.moreFragments == 0 else {
-                return .failure(SecureFrameError(.unknownFlags, "the frame at stream byte \(streamOffset) has flags 0x\(String(flags, radix: 16)); only bit 0 is defined"))
-            }
+            if let error = Self.checkFlags(flags, fragmentCount: count - 1, streamOffset: streamOffset) { return .failure(error) }
             let fragment = UnsafeRawBufferPointer(rebasing: frame[1..<count])
-            let more = flags & SecureFrames.moreFragments != 0
-            if more, fragment.isEmpty {
-                return .failure(SecureFrameError(.emptyFragment, "the frame at stream byte \(streamOffset) announces more fragments but carries none"))
-            }
             guard partial.count + fragment.count <= maxMessageSize else {
                 return .failure(SecureFrameError(.messageTooLarge, "the message reassembled at stream byte \(streamOffset) would exceed \(maxMessageSize) bytes"))
             }
-            if more {
+            if flags & SecureFrames.moreFragments != 0 {
+                partial.reserveCapacity(max(lastReassembledSize, partial.count + fragment.count))
                 partial.append(contentsOf: fragment)
-                return .success(nil)
+                return .success(.more)
             }
-            if partial.isEmpty { return .success(Array(fragment)) }
+            if partial.isEmpty { return .success(.inReceiveBuffer((range.lowerBound + 1)..<(range.lowerBound + count))) }
             partial.append(contentsOf: fragment)
-            defer { partial = [] }
-            return .success(partial)
+            return .success(.reassembled)
         }
+    }
+
+    /// Decrypts a later fragment's frame from the receive buffer straight into `partial` (which
+    /// is not empty, and has room for the fragment within `maxMessageSize`). The plaintext's
+    /// flags byte lands on `partial`'s last byte, which is put back after.
+    private mutating func appendFragment(from frame: UnsafeRawBufferPointer, fragmentCount: Int, streamOffset: Int) -> Result<Completed, SecureFrameError> {
+        let start = partial.count - 1
+        let kept = partial[start]
+        partial.append(contentsOf: repeatElement(0, count: fragmentCount))
+        let count: Int
+        do throws(NoiseError) {
+            count = try partial.withMutableBytes { (target) throws(NoiseError) -> Int in
+                try cipher.decrypt(ad: UnsafeRawBufferPointer(start: nil, count: 0), ciphertext: frame, into: target.baseAddress! + start)
+            }
+        } catch {
+            return .failure(Self.decryptError(error, frame.count, streamOffset))
+        }
+        let flags = partial[start]
+        partial[start] = kept
+        if let error = Self.checkFlags(flags, fragmentCount: count - 1, streamOffset: streamOffset) { return .failure(error) }
+        return .success(flags & SecureFrames.moreFragments != 0 ? .more : .reassembled)
+    }
+
+    /// The reassembled message, moved out of `partial`; its size is remembered, so the next
+    /// message's reassembly reserves it at once instead of growing fragment by fragment.
+    private mutating func takePartial() -> [UInt8] {
+        var message: [UInt8] = []
+        swap(&message, &partial)
+        lastReassembledSize = min(message.count, FrameBuffer.retainedCapacity)
+        return message
+    }
+
+    private static func decryptError(_ error: NoiseError, _ frameCount: Int, _ streamOffset: Int) -> SecureFrameError {
+        let code: SecureFrameError.Code = error.code == .nonceExhausted ? .nonceExhausted : .decryptFailed
+        return SecureFrameError(code, "the frame at stream byte \(streamOffset) (\(frameCount) bytes): \(error.message)")
+    }
+
+    private static func checkFlags(_ flags: UInt8, fragmentCount: Int, streamOffset: Int) -> SecureFrameError? {
+        guard flags & ~SecureFrames.moreFragments == 0 else {
+            return SecureFrameError(.unknownFlags, "the frame at stream byte \(streamOffset) has flags 0x\(String(flags, radix: 16)); only bit 0 is defined")
+        }
+        if flags & SecureFrames.moreFragments != 0, fragmentCount == 0 {
+            return SecureFrameError(.emptyFragment, "the frame at stream byte \(streamOffset) announces more fragments but carries none")
+        }
+        return nil
     }
 }

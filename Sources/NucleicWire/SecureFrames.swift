@@ -65,6 +65,10 @@ extension CodedError.Code where Domain == SecureFrameFailure {
 /// The bytes received and not yet framed: a growable buffer with a read position, shared by the
 /// splitter and the decoder.
 struct FrameBuffer: Sendable {
+    /// The capacity kept when the buffer empties: a stream that carried one large message
+    /// usually carries more, and a fresh allocation of that size costs more than the cipher.
+    static let retainedCapacity = 4 << 20
+
     var bytes: [UInt8] = []
     /// The first byte not yet consumed.
     var head = 0
@@ -101,7 +105,7 @@ struct FrameBuffer: Sendable {
     mutating func compact() {
         if head == bytes.count {
             offset += head
-            bytes.removeAll(keepingCapacity: bytes.capacity <= 1 << 20)
+            bytes.removeAll(keepingCapacity: bytes.capacity <= Self.retainedCapacity)
             head = 0
         } else if head > 1 << 16, head * 2 > bytes.count {
             offset += head

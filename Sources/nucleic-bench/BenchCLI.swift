@@ -21,7 +21,7 @@ struct BenchError: Error {
 }
 
 enum BenchCLI {
-    static var commands: [any BenchCommand.Type] { [IngestBenchmark.self, SessionsBenchmark.self, IntegrateBenchmark.self, SyncBenchmark.self] }
+    static var commands: [any BenchCommand.Type] { [IngestBenchmark.self, SessionsBenchmark.self, IntegrateBenchmark.self, SyncBenchmark.self, ResubscribeBenchmark.self, ApprovalsBenchmark.self, WatchBenchmark.self] }
 
     static var usage: String {
         // (Closures, not key paths: a key path through `any BenchCommand.Type` crashes Swift 6.3's SILGen.)

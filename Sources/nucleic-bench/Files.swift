@@ -5,6 +5,14 @@ import NucleicSystem
 
 /// Whole-file reads and writes, and temporary files, for the benchmarks.
 enum Files {
+    /// `path` from the current folder, when it is relative: the benchmarks hand the `nucleic`
+    /// binary to children that start in other folders (a shim in a session's worktree).
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let folder = getcwd(nil, 0) else { return path }
+        defer { free(folder) }
+        return String(cString: folder) + "/" + path
+    }
+
     /// A new empty file in $TMPDIR (or /tmp) whose name ends in `suffix`.
     static func temporary(prefix: String, suffix: String) throws(BenchError) -> String {
         let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"

@@ -57,29 +57,32 @@ extension IngestBenchmark {
         return ranges
     }
 
-    /// The ingest path: 64 KiB reads through the framer, each line through a fresh `ClaudeCodec`.
+    /// The ingest path: 64 KiB reads through the framer, each line through one `ClaudeCodec`, borrowed
+    /// (`feed(_:each:)` and `receive(bytes:now:)`: a line that lies whole in a read is never copied).
     @inline(never)
     static func ingestThroughCodec(_ stream: [UInt8]) -> Measurement {
         let now = Timestamp(millisecondsSince1970: 1_780_000_000_000)
-        let start = monotonicSeconds()
-        var framer = LineFramer()
-        var codec = ClaudeCodec()
-        var lines = 0
-        var events = 0
-        var offset = 0
-        func take(_ output: LineFramer.Output) {
-            lines += 1
-            switch output {
-            case .line(let line): events += codec.receive(line: line, now: now).events.count
-            case .overLimit(let preview, let byteCount): events += codec.overLimit(preview: preview, byteCount: byteCount).events.count
+        return stream.withUnsafeBufferPointer { buffer in
+            let start = monotonicSeconds()
+            var framer = LineFramer()
+            var codec = ClaudeCodec()
+            var lines = 0
+            var events = 0
+            var offset = 0
+            func take(_ output: LineFramer.BorrowedOutput) {
+                lines += 1
+                switch output {
+                case .line(let line): events += codec.receive(bytes: line, now: now).events.count
+                case .overLimit(let preview, let byteCount): events += codec.overLimit(preview: Array(preview), byteCount: byteCount).events.count
+                }
             }
+            while offset < buffer.count {
+                let end = min(offset + readSize, buffer.count)
+                framer.feed(UnsafeBufferPointer(rebasing: buffer[offset..<end]), each: take)
+                offset = end
+            }
+            framer.finish(each: take)
+            return Measurement(seconds: monotonicSeconds() - start, bytes: buffer.count, lines: lines, events: events)
         }
-        while offset < stream.count {
-            let end = min(offset + readSize, stream.count)
-            for output in framer.feed(stream[offset..<end]) { take(output) }
-            offset = end
-        }
-        if let last = framer.finish() { take(last) }
-        return Measurement(seconds: monotonicSeconds() - start, bytes: stream.count, lines: lines, events: events)
     }
 }

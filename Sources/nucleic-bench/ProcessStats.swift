@@ -42,7 +42,7 @@ enum ProcessStats {
     static func residentBytes(of pid: Int32) -> Int? { statusField("VmRSS", process: "\(pid)") }
 
     private static func statusField(_ name: String, process: String = "self") -> Int? {
-        guard let text = readSmallFile("/proc/\(process)/status") else { return nil }
+        guard let text = WholeFile.text("/proc/\(process)/status") else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
             let digits = line.dropFirst(name.count + 1).filter { $0.isNumber }
             return Int(digits).map { $0 * 1024 }
@@ -105,7 +105,7 @@ enum ProcessStats {
     /// shim`, the agent's parent) stands for the children it started.
     static func agentPIDs() -> [Int32] {
         childPIDs().flatMap { pid -> [Int32] in
-            let arguments = (readSmallFile("/proc/\(pid)/cmdline") ?? "").split(separator: "\0")
+            let arguments = (WholeFile.text("/proc/\(pid)/cmdline") ?? "").split(separator: "\0")
             return arguments.dropFirst().first == "shim" ? childPIDs(of: "\(pid)") : [pid]
         }
     }
@@ -117,7 +117,7 @@ enum ProcessStats {
         var pids: [Int32] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.first?.isNumber == true, let text = readSmallFile("/proc/\(process)/task/\(name)/children") else { continue }
+            guard name.first?.isNumber == true, let text = WholeFile.text("/proc/\(process)/task/\(name)/children") else { continue }
             pids += text.split(separator: " ").compactMap { Int32($0.filter(\.isNumber)) }
         }
         return pids
@@ -125,7 +125,7 @@ enum ProcessStats {
 
     /// Bytes `pid` has written so far (`wchar` of `/proc/PID/io`): for an agent, about its stdout.
     static func bytesWritten(by pid: Int32) -> Int? {
-        guard let text = readSmallFile("/proc/\(pid)/io") else { return nil }
+        guard let text = WholeFile.text("/proc/\(pid)/io") else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("wchar:") {
             return Int(line.dropFirst(6).filter(\.isNumber))
         }
@@ -134,27 +134,13 @@ enum ProcessStats {
 
     /// The 1-minute load average (runnable and waiting-on-disk tasks, machine-wide).
     static func loadAverage() -> Double? {
-        readSmallFile("/proc/loadavg")?.split(separator: " ").first.flatMap { Double($0) }
+        WholeFile.text("/proc/loadavg")?.split(separator: " ").first.flatMap { Double($0) }
     }
 
     /// The size of a file in bytes, or nil.
     static func fileSize(_ path: String) -> Int? {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : nil
-    }
-
-    static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Syscall.read(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -107,7 +107,7 @@ enum SessionsBenchmark: BenchCommand {
                 }
                 phases = Set(names.compactMap(Phase.init(rawValue:)))
             }
-            nucleic = args["nucleic"] ?? Self.siblingBinary()
+            nucleic = args["nucleic"].map(Files.absolute) ?? Self.siblingBinary()
             guard access(nucleic, X_OK) == 0 else {
                 throw BenchError(message: "no nucleic binary at \(nucleic): build it (swift build -c release --product nucleic) or give --nucleic PATH")
             }

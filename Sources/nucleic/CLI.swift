@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NucleicCommandLine
 import NucleicProtocol
+import NucleicRuntime
 import NucleicSystem
 
 /// A failure the user can act on: printed as `nucleic: <message>` (under `--json`, as
@@ -18,59 +19,8 @@ struct CommandError: Error {
 }
 
 enum CLI {
-    static let usage = """
-        usage: nucleic <command> [options]
-
-        Sessions (the daemon starts on demand):
-          project add PATH [--name N]              register a git repository
-          project ls                               list projects
-          start PROMPT [--project P] [--backend B] start an agent in a new worktree; prints its id
-          ls [--all]                               sessions: NEEDS YOU, RUNNING, DONE
-          show SESSION                             one session's summary
-          log SESSION [--follow] [--since SEQ]     the readable transcript (--follow: answer approvals there)
-          approvals                                pending approvals: diffs, commands, options; risk
-          approve APPROVAL [--input F | --edit]    allow (optionally with a modified input)
-                   [--always SCOPE]                ... and every later matching request
-          deny APPROVAL [--message M] [--always]   deny; the agent continues with the message
-          answer APPROVAL CHOICE...                answer a question: a number, a label or your own text
-          rules ls|add|rm|explain                  the host's permission rules
-          send SESSION TEXT                        a follow-up
-          interrupt SESSION                        stop the current turn
-          diff SESSION [--stat]                    the session's changes since it left its base
-          discard SESSION [--delete-branch]        stop it, commit its work to its branch, remove the worktree
-          integrate SESSION --merge|--rebase|--squash  bring the session's work onto its base
-          overlap [PROJECT]                        files two live sessions both touched
-          export-fixture SESSION                   the session's raw journal, replayable
-          serve / stop-daemon [--kill-sessions]    run / stop the daemon (serve --listen ADDR:PORT for devices)
-          config list|get|set|unset                settings that stick (config.toml), applied to a running daemon
-
-        Devices (a phone over the LAN, end-to-end encrypted):
-          pair [--scope S] [--label L]             a one-time QR code / nucleic:// link to pair a device
-          devices [--all]                          paired devices
-          revoke DEVICE                            unpair a device; its connections close at once
-
-        Remote (this machine as a paired device of another host, over TCP):
-          remote pair URI [--label L]              pair with a host from its pairing link
-          remote ls | watch                        its sessions; live list, approvals, transcripts
-          remote approve|deny APPROVAL, remote send SESSION TEXT
-
-        Tools:
-          demo [--fixture FILE] [--fast]           replay a recorded agent session, readably
-          events --backend claude|codex [FILE|-]   normalize a raw agent stdout stream (or a fixture) to events
-          replay-agent FIXTURE [--speed S]         play a recorded agent CLI on stdin/stdout (for testing hosts)
-          doctor [--json]                          repairs made, damage, loose modes, stale shims and sockets
-          version                                  print versions of nucleic and its libraries
-          help [COMMAND]                           show help
-
-        A SESSION is its handle (12, as `ls` shows it), its branch, or the start or end of its id;
-        an APPROVAL is its handle (12.1) or the start or end of its id. Commands take --json
-        (errors then are {"error":{"code","message"}} on stderr); `CMD --help` shows a command's
-        options; `--` ends options. Short options: -a --all, -b --backend, -f --follow,
-        -m --message, -n --name, -p --project, -s --stat, -t --title, -h --help.
-
-        Exit status:
-        \(exitCodes.map { "  \(String($0.status).padding(4)) \($0.code.padding(12)) \($0.meaning)" }.joined(separator: "\n"))
-        """
+    /// The overview `nucleic help` prints (NucleicCommands).
+    static var usage: String { NucleicCommands.overview }
 
     /// The exit statuses every command uses (docs/CLI.md), with the JSON error code of each.
     static let exitCodes: [(status: Int32, code: String, meaning: String)] = [
@@ -83,39 +33,91 @@ enum CLI {
     ]
 
     /// Every command name, for did-you-mean.
-    static var commandNames: [String] {
-        ["demo", "serve", "config", "doctor", "remote", "events", "replay-agent", "version", "help"]
-            + Array(SessionCommands.usages.keys) + Array(DeviceCommands.usages.keys)
+    static var commandNames: [String] { NucleicCommands.table.commandNames }
+
+    /// The commands whose output goes through the pager on a terminal.
+    static let paged: Set<String> = ["log", "diff", "show", "events"]
+
+    /// Takes the display options (--color, --no-pager) out of the arguments, sets colour and
+    /// arms the pager, then runs the command.
+    static func run(_ arguments: [String]) -> Int32 {
+        var arguments = arguments
+        let display: DisplayOptions
+        do { display = try DisplayOptions.take(&arguments) } catch {
+            if wantsJSON(arguments) { return jsonError("usage", error.message, 64) }
+            Output.standardError("nucleic: \(error.message)\n\n\(error.synopsis)")
+            return 64
+        }
+        let environment = AgentLaunch.hostEnvironment()
+        let terminal = isatty(STDOUT_FILENO) == 1
+        Colour.enabled = display.colors(isTerminal: terminal, environment: environment)
+        if let command = arguments.first, paged.contains(command) {
+            let rest = arguments.dropFirst()
+            // `log --follow` is a live view that may ask at the terminal: never paged.
+            let follows = command == "log" && rest.prefix { $0 != "--" }.contains { $0 == "--follow" || $0 == "-f" }
+            if !follows, !ArgumentParser.asksForHelp(Array(rest)),
+               let pager = display.pagerCommand(isTerminal: terminal, environment: environment, setting: configuredPager(environment)) {
+                Pager.arm(pager)
+            }
+        }
+        return dispatch(arguments)
     }
 
-    static func run(_ arguments: [String]) -> Int32 {
+    /// The `pager` setting of the settings file (nil when unset or unreadable).
+    static func configuredPager(_ environment: [String: String]) -> String? {
+        (try? NucleicConfig.load(path: NucleicConfig.path(environment: environment)))?.values["pager"]
+    }
+
+    static func dispatch(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
+            // On a terminal, `nucleic` alone is the live view; elsewhere it is a usage error.
+            if isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 { return run(["watch"]) }
             Output.standardError(usage)
             return 64
         }
         let rest = Array(arguments.dropFirst())
         let json = wantsJSON(rest)
+        // The command (or subcommand) the words name, for its help and its usage errors.
+        let named = NucleicCommands.table.resolve(arguments.prefix { !ArgumentParser.looksLikeOption($0) })?.doc
         do {
-            // `CMD --help` / `CMD -h`: that command's help, whatever else is given.
-            if command != "help", command != "shim", ArgumentParser.asksForHelp(rest), let text = help(command) {
-                Output.standardOutput(text)
+            // `CMD --help` / `CMD -h`: that command's (or subcommand's) help, whatever else is given.
+            if command != "help", command != "shim", ArgumentParser.asksForHelp(rest), let named {
+                Output.standardOutput(NucleicCommands.table.help(named))
                 return 0
+            }
+            if let named, named.path.count == 1, !named.subcommands.isEmpty, let sub = rest.first, !ArgumentParser.looksLikeOption(sub),
+               named.subcommand(sub) == nil {
+                let hint = Spelling.nearest(sub, among: named.subcommands.map { $0.path.last! }).map { " (did you mean '\($0)'?)" } ?? ""
+                throw UsageError(message: "unknown \(command) command '\(sub)'\(hint)", usage: NucleicCommands.table.help(named))
             }
             switch command {
             case "demo": return try DemoCommand.run(rest)
+            case "watch": return try WatchCommandLine.run(rest)
             case "serve": return try ServeCommand.run(rest)
             case "config": return try ConfigCommand.run(rest)
             case "doctor": return try DoctorCommand.run(rest)
             case "remote": return try RemoteCommands.run(rest)
+            case "notify": return try NotifyCommand.run(rest)
             case _ where SessionCommands.usages[command] != nil: return try SessionCommands.run(command, rest)
             case _ where DeviceCommands.usages[command] != nil: return try DeviceCommands.run(command, rest)
             case "events": return try EventsCommand.run(rest)
             case "replay-agent": return try ReplayAgentCommand.run(rest)
             case "shim": return try ShimCommand.run(rest)
-            case "version", "--version": return VersionCommand.run(json: json)
+            case "completion": return try CompletionCommand.script(rest)
+            case "__complete": return CompletionCommand.complete(rest)
+            case "__docs": return try CompletionCommand.docs(rest)
+            case "version", "--version":
+                _ = try ArgumentParser(rest, valued: [], boolean: ["json"], allowsPositionals: false, usage: NucleicCommands.help("version"))
+                return VersionCommand.run(json: json)
             case "help", "--help", "-h":
-                guard let topic = rest.first else { Output.standardOutput(usage); return 0 }
-                guard let text = help(topic) else { throw UsageError(message: unknownCommand(topic), usage: "usage: nucleic help [COMMAND]") }
+                let topic = rest.filter { !ArgumentParser.looksLikeOption($0) }
+                guard !topic.isEmpty else {
+                    Output.standardOutput(ArgumentParser.asksForHelp(rest) ? NucleicCommands.help("help") : usage)
+                    return 0
+                }
+                guard let text = NucleicCommands.help(topic) else {
+                    throw UsageError(message: unknownCommand(topic.joined(separator: " ")), usage: NucleicCommands.help("help"))
+                }
                 Output.standardOutput(text)
                 return 0
             default:
@@ -123,7 +125,8 @@ enum CLI {
             }
         } catch let error as UsageError {
             if json { return jsonError("usage", error.message, 64) }
-            Output.standardError("nucleic: \(error.message)\n\n\(error.synopsis)\nRun `nucleic help\(help(command) != nil ? " \(command)" : "")` for more.")
+            let more = named.map { " \($0.name)" } ?? ""
+            Output.standardError("nucleic: \(error.message)\n\n\(error.synopsis)\nRun `nucleic help\(more)` for more.")
             return 64
         } catch let error as CommandError {
             if json { return jsonError(error.resolvedCode, error.message, error.status) }
@@ -157,20 +160,5 @@ enum CLI {
         return status
     }
 
-    static func help(_ command: String) -> String? {
-        switch command {
-        case "demo": DemoCommand.usage
-        case "serve": ServeCommand.usage
-        case "remote": RemoteCommands.usage
-        case _ where SessionCommands.usages[command] != nil: SessionCommands.usages[command]
-        case _ where DeviceCommands.usages[command] != nil: DeviceCommands.usages[command]
-        case "events": EventsCommand.usage
-        case "replay-agent": ReplayAgentCommand.usage
-        case "version": "usage: nucleic version [--json]\n\nPrints the versions of nucleic and its libraries."
-        case "config": ConfigCommand.usage
-        case "doctor": DoctorCommand.usage
-        default: nil
-        }
-    }
+    static func help(_ command: String) -> String? { NucleicCommands.help([command]) }
 }
-

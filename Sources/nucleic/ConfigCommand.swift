@@ -6,12 +6,10 @@ import NucleicCommandLine
 /// `nucleic config get|set|unset|list`: the settings file (docs/CONFIG.md), and what the running
 /// daemon makes of it.
 enum ConfigCommand {
-    static let usage = """
-        usage: nucleic config list [--json]
-               nucleic config get KEY [--json]
-               nucleic config set KEY VALUE [--json]
-               nucleic config unset KEY [--json]
+    static var usage: String { NucleicCommands.help("config") }
 
+    /// The help's description (NucleicCommands).
+    static let description = """
         Settings that stick, in $NUCLEIC_HOME/config.toml when NUCLEIC_HOME is set, else
         $XDG_CONFIG_HOME/nucleic/config.toml (~/.config/nucleic/config.toml). Every daemon start
         reads it; `set` and `unset` also tell a running daemon, which applies the agent binaries
@@ -61,7 +59,8 @@ enum ConfigCommand {
                 try config.save(path: path)
             } catch { throw CommandError(message: error.message, status: 2) }
             let entry = try daemonEntries()?.first { $0.key == values[0] }
-            let outcome = entry.map { outcomeText($0, key: values[0]) } ?? "no daemon is running: the next one reads it"
+            let outcome = values[0] == "pager" ? "every nucleic command reads it"
+                : entry.map { outcomeText($0, key: values[0]) } ?? "no daemon is running: the next one reads it"
             if parsed.flag("json") {
                 var o: JSONObject = ["key": .string(values[0]), "value": sub == "set" ? .string(values[1]) : .null, "path": .string(path)]
                 o.append("daemon", ifPresent: entry?.json)

@@ -16,24 +16,7 @@ import NucleicCommandLine
 /// worktree), the events as they come, the approval asked of you, the session's diff, and its
 /// integration onto the scratch repository's main. Needs no agent, no network, no daemon.
 enum DemoCommand {
-    static let usage = """
-        usage: nucleic demo [--fixture FILE] [--yes] [--fast] [--json] [--keep]
-
-        Creates a scratch git repository and a private Nucleic home in a temporary folder, starts a
-        session in its own worktree on the replay backend (a recorded Claude Code session, by
-        default Fixtures/claude/edit.jsonl: the agent asks to write notes.txt, then finishes; the
-        replayed agent makes the recorded file changes in the worktree), shows the events as they
-        come, stops at the approval to ask you, shows the session's diff, and integrates it onto
-        the scratch repository's main as one squash commit (shown as `git log -1 --stat` would).
-        Ctrl-C at any point ends the agent and removes the temporary folder.
-
-        Options:
-          --fixture FILE   another recording (docs/FIXTURES.md)
-          --yes            answer the approval "allow" without asking
-          --fast           play the recording at full speed instead of its recorded pace
-          --json           print the normalized events as JSON lines instead
-          --keep           keep the temporary folder (its path is printed) to look around
-        """
+    static var usage: String { NucleicCommands.help("demo") }
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: ["fixture"], boolean: ["yes", "fast", "json", "keep"], usage: usage)

@@ -9,25 +9,8 @@ import NucleicCommandLine
 /// `nucleic pair`, `nucleic devices`, `nucleic revoke`: paired devices, through the daemon
 /// (docs/OPERATIONS.md, "Devices").
 enum DeviceCommands {
-    static let usages: [String: String] = [
-        "pair": """
-            usage: nucleic pair [--scope view|approve|control] [--label L] [--advertise HOST:PORT]... [--json]
-
-            Asks the daemon for a pairing invite and shows it as a QR code and a nucleic://pair URI
-            for a phone to scan. The invite works once, for 5 minutes; a new one replaces it. The
-            daemon must listen for devices (`nucleic serve --listen ADDR:PORT`, or NUCLEIC_LISTEN
-            for the daemon started on demand). --scope is what the device may do (default
-            approve); --label names it (default: the name the device gives); --advertise is the
-            address the device should connect to (default: the daemon's listening address).
-            """,
-        "devices": "usage: nucleic devices [--all] [--json]\n\nPaired devices with their scope and open connections (--all: revoked ones too).",
-        "revoke": """
-            usage: nucleic revoke DEVICE
-
-            Revokes a paired device (an id or a unique prefix): its open connections close at
-            once and its next connection is refused as unauthorized. Pair it again to restore it.
-            """,
-    ]
+    /// Each device command's help (from NucleicCommands).
+    static let usages: [String: String] = Dictionary(uniqueKeysWithValues: NucleicCommands.deviceCommands.map { ($0.path[0], NucleicCommands.table.help($0)) })
 
     static func run(_ command: String, _ arguments: [String]) throws -> Int32 {
         let usage = usages[command]!
@@ -88,12 +71,13 @@ enum DeviceCommands {
     }
 
     static func revoke(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
         let reference = try SessionCommands.positionals(parsed, ["DEVICE"], usage)[0]
         let client = try await DaemonClient.connect()
         guard case .deviceList(let devices) = try await client.request(.revokeDevice(device: reference)).body, let device = devices.first else {
             throw CommandError(message: "unexpected reply to revokeDevice")
         }
+        if parsed.flag("json") { SessionCommands.json(device.json); return 0 }
         Output.standardOutput("revoked \(device.deviceID) (\(device.label))")
         return 0
     }

@@ -5,6 +5,7 @@ import NucleicProtocol
 import NucleicRuntime
 import NucleicStore
 import NucleicCommandLine
+import NucleicSystem
 
 /// `nucleic doctor [--json]`: what the data folder's state is, read without changing anything
 /// and without the daemon: what repairs were made (each session's `repairs.jsonl`), what is
@@ -12,9 +13,10 @@ import NucleicCommandLine
 /// folders others can reach, stale shims and sockets, and how each live agent is contained.
 /// Exits 1 when something needs a person (damaged, wrong modes, stale), else 0.
 enum DoctorCommand {
-    static let usage = """
-        usage: nucleic doctor [--json]
+    static var usage: String { NucleicCommands.help("doctor") }
 
+    /// The help's description (NucleicCommands).
+    static let description = """
         Reads the data folder ($NUCLEIC_HOME) and lists, changing nothing:
           repaired   what the daemon repaired at a start or adoption (torn lines cut, damaged
                      lines set aside), per session
@@ -136,16 +138,7 @@ enum DoctorCommand {
     }
 
     static func read(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while bytes.count < 1 << 24 {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n == 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        (try? WholeFile.read(path, limit: 1 << 24))?.map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The file is not empty and its last byte is not a newline.

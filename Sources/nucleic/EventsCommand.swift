@@ -8,22 +8,7 @@ import NucleicCommandLine
 
 /// `nucleic events`: a raw agent stdout stream in, normalized events out as JSON lines.
 enum EventsCommand {
-    static let usage = """
-        usage: nucleic events --backend claude|codex [FILE|-]
-
-        Reads what an agent wrote to stdout (from FILE, or standard input when FILE is - or absent)
-        and prints the normalized events, one JSON object per line, numbered from seq 1
-        (docs/EVENTS.md). A fixture or raw journal (docs/FIXTURES.md) is read too: its agent lines
-        are decoded and its host lines followed, so recorded answers show as approvalResolved.
-        Malformed lines become `error` events; reading goes on.
-
-        Options:
-          --backend claude|codex   the protocol the stream speaks (a fixture names its own)
-
-        Environment:
-          NUCLEIC_MAX_LINE_BYTES   the longest agent line decoded (default 64 MiB); longer lines
-                                   become `lineTooLong` errors
-        """
+    static var usage: String { NucleicCommands.help("events") }
 
     /// The line limit: 64 MiB unless `NUCLEIC_MAX_LINE_BYTES` says otherwise.
     static func lineLimit() throws -> Int {
@@ -124,12 +109,17 @@ private struct EventStream {
     private mutating func codecForStream(firstLine header: JSONValue?) throws -> any AgentCodec {
         if let codec { return codec }
         guard let name = requestedBackend ?? header?["backend"]?.stringValue else {
-            throw UsageError(message: "--backend is required (claude or codex)", usage: usage)
+            throw UsageError(message: "--backend is required (\(Codecs.names.joined(separator: ", ")))", usage: usage)
         }
         if let header, let recorded = header["backend"]?.stringValue, recorded != name {
             throw CommandError(message: "the fixture was recorded from \(recorded), not \(name)")
         }
-        guard let made = Codecs.make(name) else {
+        // A session's raw journal names the manifest it was started with (`cli`: `kimi`, `vibe`),
+        // and its sessionStarted says that name, as the live transcript does; a fixture's `cli`
+        // is a program and version, not a name.
+        let cli = header?["cli"]?.stringValue
+        let named = cli.flatMap { $0 != "replay" && $0.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "-" } && !$0.isEmpty ? $0 : nil }
+        guard let made = Codecs.make(name, backend: named) else {
             throw UsageError(message: "unknown backend '\(name)' (choose \(Codecs.names.joined(separator: " or ")))", usage: usage)
         }
         codec = made

@@ -10,23 +10,7 @@ import NucleicCommandLine
 /// `nucleic remote …`: a terminal client that is a paired device, talking to a host over TCP
 /// exactly as a phone does (NucleicRemoteKit; docs/CLIENTS.md), never over the local socket.
 enum RemoteCommands {
-    static let usage = """
-        usage: nucleic remote pair URI [--label L]      pair this machine with a host (its `nucleic pair` link)
-               nucleic remote ls [--json]               the host's sessions: NEEDS YOU, RUNNING, DONE
-               nucleic remote watch                     live attention list, approvals and transcript tail
-               nucleic remote approve APPROVAL [--confirm-risk]
-               nucleic remote deny APPROVAL [--message M]
-               nucleic remote send SESSION TEXT         a follow-up
-
-        A remote client connects over TCP with Noise (IK, the host key pinned at pairing). Its key
-        and the paired host are in $XDG_CONFIG_HOME/nucleic/remote.json (~/.config/nucleic), 0600.
-        Approvals whose risk is unknown, network, hostExec or destructive need --confirm-risk (in
-        watch: `a! N`). An approval someone else answered first is reported, not an error.
-        Nothing is queued: an answer is sent only while connected, or it fails.
-
-        In watch, type: a N (allow approval N), a! N (allow a risky one), d N [message] (deny),
-        s N TEXT (send to session N of the list), q (quit).
-        """
+    static var usage: String { NucleicCommands.help("remote") }
 
     static func run(_ arguments: [String]) throws -> Int32 {
         guard let sub = arguments.first else { throw UsageError(message: "missing a remote command", usage: usage) }
@@ -45,7 +29,7 @@ enum RemoteCommands {
     }
 
     static func pair(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: ["label"], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: ["label"], boolean: ["json"], usage: usage)
         guard parsed.positionals.count == 1 else { throw UsageError(message: "give the pairing link (nucleic://pair?...)", usage: usage) }
         let invite: PairingInvite
         do { invite = try PairingInvite(parsed.positionals[0]) } catch { throw CommandError(message: error.message, status: 64) }
@@ -62,6 +46,13 @@ enum RemoteCommands {
         config.host = host
         try config.save()
         try? RemoteConfig.saveCursors([:])
+        if parsed.flag("json") {
+            var o: JSONObject = ["hostName": .string(host.hostName), "label": .string(host.label), "scope": .string(host.scope.rawValue)]
+            o.append("deviceID", host.deviceID.map { .string($0.rawValue) } ?? .null)
+            o.append("addresses", .array(host.addresses.map(JSONValue.string)))
+            SessionCommands.json(.object(o))
+            return 0
+        }
         Output.standardOutput("paired with \(host.hostName) as \"\(host.label)\" (device \(host.deviceID.map { short($0.rawValue) } ?? "?"), scope \(host.scope.rawValue))")
         return 0
     }
@@ -93,7 +84,7 @@ enum RemoteCommands {
     }
 
     static func decide(_ command: String, _ arguments: [String]) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: command == "deny" ? ["message"] : [], boolean: command == "approve" ? ["confirm-risk"] : [], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: command == "deny" ? ["message"] : [], boolean: command == "approve" ? ["confirm-risk", "json"] : ["json"], usage: usage)
         guard parsed.positionals.count == 1 else { throw UsageError(message: "give one APPROVAL id (or a unique prefix)", usage: usage) }
         let reference = parsed.positionals[0].lowercased()
         let session = try await OneShot.session(subscribeAll: true)
@@ -106,20 +97,24 @@ enum RemoteCommands {
         let decision: Decision = command == "deny" ? .deny(message: parsed["message"] ?? "") : .allow
         let outcome = await session.connection.respond(to: id, with: decision, deliberate: parsed.flag("confirm-risk"))
         let card = state.mirror.approvals[id]!
-        return report(outcome, what: "\(command == "deny" ? "denied" : "approved") \(short(id.rawValue)) (\(card.approval.toolName), \(card.approval.risk.rawValue))", risk: card.approval.risk)
+        return report(outcome, what: "\(command == "deny" ? "denied" : "approved") \(short(id.rawValue)) (\(card.approval.toolName), \(card.approval.risk.rawValue))", risk: card.approval.risk,
+                      json: parsed.flag("json") ? ["approvalID": .string(id.rawValue), "decision": decision.json] : nil)
     }
 
     /// Prints an action's outcome; the exit status is 0 for done and already-resolved (a normal
     /// outcome), 1 when nothing or not everything happened.
     /// `interactive` (watch): every outcome on standard output, without the `nucleic:` prefix.
-    static func report(_ outcome: ActionOutcome, what: String, risk: Risk? = nil, interactive: Bool = false) -> Int32 {
-        let problem: (String) -> Void = interactive ? { Output.standardOutput("  \($0)") } : { Output.standardError("nucleic: \($0)") }
+    /// With `json`, the outcome is that object (with `done` or `alreadyResolved`) on standard
+    /// output, or a JSON error on standard error.
+    static func report(_ outcome: ActionOutcome, what: String, risk: Risk? = nil, interactive: Bool = false, json: JSONObject? = nil) -> Int32 {
+        let problem: (String) -> Void = json != nil ? { _ = CLI.jsonError("failed", $0, 1) }
+            : interactive ? { Output.standardOutput("  \($0)") } : { Output.standardError("nucleic: \($0)") }
         switch outcome {
         case .done:
-            Output.standardOutput(what)
+            if var json { json.append("done", .bool(true)); SessionCommands.json(.object(json)) } else { Output.standardOutput(what) }
             return 0
         case .alreadyResolved(let who):
-            Output.standardOutput("already resolved: \(who)")
+            if var json { json.append("alreadyResolved", .string(who)); SessionCommands.json(.object(json)) } else { Output.standardOutput("already resolved: \(who)") }
             return 0
         case .notLive(let reason):
             problem("not sent: \(reason)")
@@ -137,7 +132,7 @@ enum RemoteCommands {
     }
 
     static func send(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
         guard parsed.positionals.count == 2 else { throw UsageError(message: "give SESSION and TEXT", usage: usage) }
         let session = try await OneShot.session(subscribeAll: false)
         defer { Task { await session.connection.stop() } }
@@ -148,7 +143,8 @@ enum RemoteCommands {
             throw CommandError(message: matches.isEmpty ? "no session \(reference) (see `nucleic remote ls`)" : "\(reference) matches \(matches.count) sessions", status: 2)
         }
         let outcome = await session.connection.sendInput(parsed.positionals[1], to: matches[0].sessionID)
-        return report(outcome, what: "sent to \(short(matches[0].sessionID.rawValue)) (\(matches[0].title))")
+        return report(outcome, what: "sent to \(short(matches[0].sessionID.rawValue)) (\(matches[0].title))",
+                      json: parsed.flag("json") ? ["sessionID": .string(matches[0].sessionID.rawValue), "sent": .bool(true)] : nil)
     }
 
     static func short(_ id: String) -> String { SessionCommands.short(id) }

@@ -7,15 +7,22 @@ import NucleicRemoteKit
 import NucleicSystem
 import NucleicCommandLine
 
-/// `nucleic remote watch`: the attention list, pending approvals and each session's transcript
-/// as it grows, printed line by line (so it works in a pipe as in a terminal), with approvals
-/// answerable from the keyboard. The last seq shown per session is saved, so a watch killed and
+/// `nucleic remote watch`: on a terminal, the full-screen view of `nucleic watch` (`WatchView`)
+/// over the paired host's Noise link. Otherwise the attention list, pending approvals and each
+/// session's transcript as it grows, printed line by line, with approvals answerable from
+/// standard input. The last seq shown per session is saved, so a watch killed and
 /// started again continues after it: nothing missed, nothing printed twice.
 enum RemoteWatch {
     static func run(_ arguments: [String]) async throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: [], usage: RemoteCommands.usage)
         guard parsed.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(parsed.positionals[0])'", usage: RemoteCommands.usage) }
         let (host, key) = try RemoteConfig.paired()
+        if let terminal = Terminal.open() {
+            // On a terminal: the same full-screen view as `nucleic watch`, over the Noise link.
+            var options = Connection.Options(clientName: "nucleic-remote-watch", autoSubscribe: (.full, .snapshot))
+            options.foreground = true
+            return await WatchView(connection: Connection(host: host, identity: key, dialer: TCPDialer(), options: options), terminal: terminal).run()
+        }
         let saved = RemoteConfig.loadCursors()
         let connection = Connection(host: host, identity: key, dialer: TCPDialer(),
                                     options: .init(clientName: "nucleic-remote-watch", autoSubscribe: (.full, .snapshot),

@@ -12,30 +12,7 @@ import NucleicCommandLine
 /// One thread: while it waits (for a recorded gap or for the host) it reads stdin, so host lines
 /// that come early are queued by the script and judged in order.
 enum ReplayAgentCommand {
-    static let usage = """
-        usage: nucleic replay-agent FIXTURE [--speed recorded|max]
-
-        Stands in for the agent CLI a fixture was recorded from (docs/FIXTURES.md): writes the
-        recorded agent lines to stdout (and its stderr lines to stderr) in order, and at each
-        recorded host line waits for the host to write one on stdin that means the same: the
-        same message type and subtype (Claude) or method (Codex), the same approval decision.
-        Request ids are mapped: the host picks its own, answers to the agent's carry the agent's.
-        When the recording ends it waits for stdin to close, as the real CLIs do, and exits 0.
-        The file changes the recorded agent reported (Write, Edit, MultiEdit; Codex file
-        changes) are made in the current folder before the line that reports them, so the
-        folder ends with the recorded run's diff; commands are not re-run.
-
-        Options:
-          --speed recorded   pause between lines by the recorded gaps (the default)
-          --speed max        no pauses
-
-        Exit status:
-          0    the recording played to its end and the host closed stdin
-          3    the host wrote a line that does not mean the same as the recorded one, that is
-               not JSON, or that comes after the recording's end (stderr names the record)
-          4    the host closed stdin (or stdout) while the recording still expected a line
-          1    the fixture cannot be read
-        """
+    static var usage: String { NucleicCommands.help("replay-agent") }
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: ["speed"], usage: usage)
@@ -49,6 +26,8 @@ enum ReplayAgentCommand {
         do { script = try ReplayScript(fixture: try readFile(path)) } catch let error as ReplayScript.FormatError {
             throw CommandError(message: "\(path) \(error)")
         }
+        // An ACP recording's paths follow the folder it is replayed in (the session's worktree).
+        script.workingFolder = SessionCommands.currentDirectory()
         // A host that stops reading must not kill us mid-line: a failed write is reported instead.
         signal(SIGPIPE, SIG_IGN)
         let effects = ReplayFileEffects.plan(script)

@@ -12,30 +12,7 @@ import NucleicCommandLine
 /// SIGTERM, SIGINT or `nucleic stop-daemon`; then stops every agent and exits, nothing
 /// half-written.
 enum ServeCommand {
-    static let usage = """
-        usage: nucleic serve [--max-running N] [--replay-speed recorded|max] [--approval-timeout SECS] [--listen ADDR:PORT]
-                             [--orphan-grace SECONDS]
-
-        Runs the Nucleic daemon in the foreground: it owns the sessions, their agents and the
-        store under $NUCLEIC_HOME (default ~/.local/share/nucleic), and listens on
-        $NUCLEIC_HOME/run/nucleic.sock. The other commands start it on demand, in the
-        background, logging to $NUCLEIC_HOME/run/daemon.log. SIGTERM or `nucleic stop-daemon`
-        stops it gracefully. Agents run under per-session shims and outlive the daemon: the
-        next daemon adopts them (`stop-daemon --kill-sessions` ends them instead).
-
-        Options:
-          --max-running N          agents working at once; more sessions wait as queued (default 8)
-          --replay-speed SPEED     how the replay backend plays fixtures (default recorded)
-          --approval-timeout SECS  deny an approval no one answered in SECS seconds, telling the
-                                   agent why (default: wait forever; NUCLEIC_APPROVAL_TIMEOUT too)
-          --listen ADDR:PORT       also accept paired devices over TCP (Noise-encrypted) on this
-                                   numeric address; off unless asked. The daemon started on
-                                   demand takes it from NUCLEIC_LISTEN.
-          --orphan-grace SECONDS   end an agent whose daemon has been gone this long (default: never)
-          --idle-timeout TIME      end an agent idle this long (its turn over, nothing pending); the
-                                   next `nucleic send` resumes it: 600, 10m, 1h, or off (default
-                                   10m; NUCLEIC_IDLE_TIMEOUT too)
-        """
+    static var usage: String { NucleicCommands.help("serve") }
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: ["max-running", "replay-speed", "approval-timeout", "listen", "orphan-grace", "idle-timeout"], usage: usage)
@@ -109,8 +86,18 @@ enum SelfExecutable {
 enum AdapterCatalog {
     static func load() throws -> [String: AdapterManifest] {
         var manifests: [String: AdapterManifest] = [:]
-        for name in ["claude", "codex"] {
-            let path = try Resources.path("Adapters/\(name).json")
+        // Every manifest of the folder: a backend is added by adding its file.
+        let folder = String(try Resources.path("Adapters/claude.json").dropLast("/claude.json".count))
+        var names: [String] = []
+        if let directory = opendir(folder) {
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name.hasSuffix(".json"), !name.hasPrefix(".") { names.append(name) }
+            }
+            closedir(directory)
+        }
+        for name in names.sorted() {
+            let path = folder + "/" + name
             let text = try FileText.read(path)
             do {
                 let manifest = try AdapterManifest(json: JSONParser.parse(text))
@@ -120,21 +107,5 @@ enum AdapterCatalog {
             }
         }
         return manifests
-    }
-}
-
-/// Reading a whole small file.
-enum FileText {
-    static func read(_ path: String) throws -> String {
-        guard let file = fopen(path, "r") else { throw CommandError(message: "cannot read \(path): \(String(cString: strerror(errno)))") }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n == 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -11,7 +11,7 @@ extension SessionCommands {
     static func decide(_ command: String, _ arguments: [String], _ usage: String) async throws -> Int32 {
         let approving = command == "approve"
         let parsed = try ArgumentParser(arguments, valued: approving ? ["input", "always"] : ["message", "rule"],
-                                        boolean: approving ? ["edit"] : ["cancel", "always"],
+                                        boolean: approving ? ["edit", "json"] : ["cancel", "always", "json"],
                                         repeated: approving ? ["answer"] : [], usage: usage)
         let reference = try positionals(parsed, ["APPROVAL"], usage)[0]
         let ways = [parsed["input"] != nil, parsed.flag("edit"), !parsed.all("answer").isEmpty].filter { $0 }.count
@@ -43,6 +43,7 @@ extension SessionCommands {
             decision = .allow
         }
         _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision, denyAlways: denyAlways))
+        if parsed.flag("json") { json(decided(approval, decision, always: alwaysScope ?? denyAlways)); return 0 }
         let remembered = (alwaysScope ?? denyAlways).map { " and every later request matching \(describe($0, approval))" } ?? ""
         Output.standardOutput("\(approving ? "approved" : "denied") \(approval.displayName) (\(approval.toolName))\(remembered)")
         return 0
@@ -50,7 +51,7 @@ extension SessionCommands {
 
     /// `nucleic answer APPROVAL CHOICE...`
     static func answer(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
         guard parsed.positionals.count >= 2 else {
             throw UsageError(message: parsed.positionals.isEmpty ? "missing APPROVAL" : "missing CHOICE", usage: usage)
         }
@@ -58,6 +59,7 @@ extension SessionCommands {
         let approval = try await resolveApproval(parsed.positionals[0], client)
         let decision = try answers(Array(parsed.positionals.dropFirst()), to: approval, usage)
         _ = try await client.request(.approvalRespond(approvalID: approval.id, decision: decision))
+        if parsed.flag("json") { json(decided(approval, decision, always: nil)); return 0 }
         Output.standardOutput("answered \(approval.displayName)")
         return 0
     }

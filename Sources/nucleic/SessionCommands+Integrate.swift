@@ -49,7 +49,8 @@ extension SessionCommands {
         let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
         guard parsed.positionals.count <= 1 else { throw UsageError(message: "give at most one PROJECT", usage: usage) }
         let client = try await DaemonClient.connect()
-        guard case .overlap(let files) = try await client.request(.overlap(project: parsed.positionals.first)).body else {
+        let project = try await ProjectFromFolder.resolve(parsed.positionals.first, client)
+        guard case .overlap(let files) = try await client.request(.overlap(project: project)).body else {
             throw CommandError(message: "unexpected reply to overlap")
         }
         if parsed.flag("json") {

@@ -33,10 +33,12 @@ extension SessionCommands {
             return 0
 
         case "rm":
-            let parsed = try ArgumentParser(rest, valued: [], usage: usage)
+            let parsed = try ArgumentParser(rest, valued: [], boolean: ["json"], usage: usage)
             let reference = try positionals(parsed, ["RULE_ID"], usage)[0]
             let client = try await DaemonClient.connect()
-            for rule in try await ruleList(client.request(.rules(.remove(ruleID: reference.lowercased())))) {
+            let removed = try await ruleList(client.request(.rules(.remove(ruleID: reference.lowercased()))))
+            if parsed.flag("json") { json(.array(removed.map(\.json))); return 0 }
+            for rule in removed {
                 Output.standardOutput("removed " + row(rule))
             }
             return 0

@@ -99,10 +99,21 @@ enum SessionCommands {
     // MARK: Commands
 
     static func project(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        guard let sub = arguments.first else { throw UsageError(message: "missing add or ls", usage: usage) }
+        guard let sub = arguments.first else { throw UsageError(message: "missing add, ls or rm", usage: usage) }
         let parsed = try ArgumentParser(Array(arguments.dropFirst()), valued: ["name"], boolean: ["json"], usage: usage)
+        guard ["add", "ls", "rm"].contains(sub) else {
+            let hint = Spelling.nearest(sub, among: ["add", "ls", "rm"]).map { " (did you mean '\($0)'?)" } ?? ""
+            throw UsageError(message: "unknown project command '\(sub)'\(hint)", usage: usage)
+        }
+        if sub == "rm" { _ = try positionals(parsed, ["NAME"], usage) }
         let client = try await DaemonClient.connect()
         switch sub {
+        case "rm":
+            guard case .projectList(let projects) = try await client.request(.removeProject(project: parsed.positionals[0])).body,
+                let project = projects.first else { throw CommandError(message: "unexpected reply") }
+            if parsed.flag("json") { json(project.json) } else {
+                Output.standardOutput("removed project \(project.name) (\(project.path) itself is untouched)")
+            }
         case "add":
             let path = try positionals(parsed, ["PATH"], usage)[0]
             let absolute = path.hasPrefix("/") ? path : (Self.currentDirectory() + "/" + path)
@@ -131,17 +142,20 @@ enum SessionCommands {
     }
 
     static func start(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: ["project", "backend", "fixture", "base", "title"], boolean: ["json", "plan"], usage: usage)
-        let prompt = try positionals(parsed, ["PROMPT"], usage)[0]
+        let parsed = try ArgumentParser(arguments, valued: ["project", "backend", "fixture", "base", "title", "agent-command"], boolean: ["json", "plan"], usage: usage)
+        let prompt = try Prompt.nonEmpty(positionals(parsed, ["PROMPT"], usage)[0], "PROMPT", usage: usage)
         let backend = parsed["backend"] ?? "claude"
         var fixture = parsed["fixture"]
         if let f = fixture, !f.hasPrefix("/") { fixture = currentDirectory() + "/" + f }
         if backend == "replay" && fixture == nil { throw UsageError(message: "--backend replay needs --fixture FILE", usage: usage) }
         if backend != "replay" && fixture != nil { throw UsageError(message: "--fixture is for --backend replay", usage: usage) }
+        if backend == "replay" && parsed["agent-command"] != nil { throw UsageError(message: "--agent-command is not for --backend replay", usage: usage) }
         let client = try await DaemonClient.connect()
         try await warnAboutEnvironment(backend: backend, client)
-        let request = ClientMsg.StartSession(prompt: prompt, project: parsed["project"], backend: backend, fixture: fixture,
-                                             base: parsed["base"], title: parsed["title"], planMode: parsed.flag("plan"))
+        let project = try await ProjectFromFolder.resolve(parsed["project"], client)
+        let request = ClientMsg.StartSession(prompt: prompt, project: project, backend: backend, fixture: fixture,
+                                             base: parsed["base"], title: parsed["title"], planMode: parsed.flag("plan"),
+                                             agentCommand: parsed["agent-command"])
         guard case .sessionCreated(let summary) = try await client.request(.startSession(request)).body else {
             throw CommandError(message: "unexpected reply to startSession")
         }
@@ -179,8 +193,12 @@ enum SessionCommands {
         for bucket in SessionStatus.Bucket.allCases {
             let rows = sessions.filter { $0.status.bucket == bucket }
             guard !rows.isEmpty else { continue }
-            let name = switch bucket { case .needsYou: "NEEDS YOU"; case .running: "RUNNING"; case .done: "DONE" }
-            Output.standardOutput("\(name) (\(rows.count))")
+            let (name, style): (String, Colour.Style) = switch bucket {
+            case .needsYou: ("NEEDS YOU", .boldYellow)
+            case .running: ("RUNNING", .boldGreen)
+            case .done: ("DONE", .bold)
+            }
+            Output.standardOutput(Colour.paint("\(name) (\(rows.count))", style))
             for s in rows { Output.standardOutput("  " + row(s)) }
         }
         return 0
@@ -189,7 +207,22 @@ enum SessionCommands {
     static func row(_ s: SessionSummary) -> String {
         let diff = s.diffStat.map { " +\($0.insertions)/−\($0.deletions)" } ?? ""
         let pending = (s.pendingApprovals > 0 ? " · \(s.pendingApprovals) pending" : "") + (s.condition.map { " · \($0)" } ?? "")
-        return "\(s.displayName.padding(4))  \(s.status.rawValue.padding(16))  \(s.title)  [\(s.projectName) · \(s.backend)\(diff)\(pending)]"
+        return "\(s.displayName.padding(4))  \(paint(s.status, s.status.rawValue.padding(16)))  \(s.title)  [\(s.projectName) · \(s.backend)\(diff)\(pending)]"
+    }
+
+    /// A status in its bucket's colour (NEEDS YOU yellow, RUNNING green, DONE plain).
+    static func paint(_ status: SessionStatus, _ text: String) -> String {
+        switch status.bucket {
+        case .needsYou: Colour.paint(text, .yellow)
+        case .running: Colour.paint(text, .green)
+        case .done: text
+        }
+    }
+
+    /// An approval card's lines, a file change's coloured as a diff.
+    static func paintCard(_ a: ApprovalRequest, _ lines: [String]) -> [String] {
+        guard Colour.enabled, a.question == nil, ["Write", "Edit", "MultiEdit", "apply_patch"].contains(a.toolName) else { return lines }
+        return lines.map { Colour.diff($0) }
     }
 
     static func show(_ arguments: [String], _ usage: String) async throws -> Int32 {
@@ -205,7 +238,7 @@ enum SessionCommands {
         Output.standardOutput("""
             session   \(summary.displayName)   id \(summary.sessionID)
             title     \(summary.title)
-            status    \(summary.status.rawValue)\(summary.condition.map { "   held back: \($0) (the disk is full; free some space)" } ?? "")
+            status    \(paint(summary.status, summary.status.rawValue))\(summary.condition.map { "   held back: \($0) (the disk is full; free some space)" } ?? "")
             project   \(summary.projectName)   backend \(summary.backend)
             branch    \(summary.branch)
             worktree  \(summary.worktree ?? "(removed)")
@@ -213,8 +246,8 @@ enum SessionCommands {
             """)
         if let d = summary.diffStat { Output.standardOutput("diff      \(d.files) files, +\(d.insertions) −\(d.deletions)") }
         for a in approvals {
-            Output.standardOutput("pending   \(a.displayName)  [\(a.risk.rawValue)]")
-            for line in ApprovalContent(a, cwd: summary.worktree).lines { Output.standardOutput("    " + line) }
+            Output.standardOutput("pending   \(a.displayName)  [\(Colour.risk(a.risk.rawValue))]")
+            for line in paintCard(a, ApprovalContent(a, cwd: summary.worktree).lines) { Output.standardOutput("    " + line) }
         }
         return 0
     }
@@ -286,8 +319,8 @@ enum SessionCommands {
         for a in list {
             let card = ApprovalContent(a, cwd: a.sessionID.flatMap { worktrees[$0] })
             let session = a.sessionID.flatMap { handles[$0] } ?? a.sessionID.map { short($0.rawValue) } ?? "?"
-            Output.standardOutput("\(a.displayName.padding(6))  \(a.risk.rawValue.padding(11))  \(card.headline)  (session \(session))")
-            for line in card.body + (card.omittedLines > 0 ? [card.lines.last!] : []) { Output.standardOutput("    " + line) }
+            Output.standardOutput("\(a.displayName.padding(6))  \(Colour.risk(a.risk.rawValue.padding(11)))  \(card.headline)  (session \(session))")
+            for line in paintCard(a, card.body) + (card.omittedLines > 0 ? [card.lines.last!] : []) { Output.standardOutput("    " + line) }
             Output.standardOutput("    → \(allowed(a))")
         }
         return 0
@@ -310,20 +343,23 @@ enum SessionCommands {
     }
 
     static func send(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
         let values = try positionals(parsed, ["SESSION", "TEXT"], usage)
+        _ = try Prompt.nonEmpty(values[1], "TEXT", usage: usage)
         let client = try await DaemonClient.connect()
         let summary = try await resolveSession(values[0], client)
         _ = try await client.request(.sendInput(sessionID: summary.sessionID, text: values[1]))
+        if parsed.flag("json") { json(sessionReference(summary, ["sent": .bool(true)])) }
         return 0
     }
 
     static func interrupt(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
         let reference = try positionals(parsed, ["SESSION"], usage)[0]
         let client = try await DaemonClient.connect()
         let summary = try await resolveSession(reference, client)
         _ = try await client.request(.interrupt(sessionID: summary.sessionID))
+        if parsed.flag("json") { json(sessionReference(summary, ["interrupted": .bool(true)])) }
         return 0
     }
 
@@ -341,14 +377,14 @@ enum SessionCommands {
             json(.object(o))
             return 0
         }
-        if let patch, !parsed.flag("stat") { Output.write(1, patch) }
+        if let patch, !parsed.flag("stat") { Output.write(1, Colour.diff(patch)) }
         for f in files { Output.standardOutput(" \(f.path) | \(f.isBinary ? "binary" : "+\(f.insertions) −\(f.deletions)") (\(f.change))") }
         Output.standardOutput(" \(stat.files) files changed, \(stat.insertions) insertions(+), \(stat.deletions) deletions(−)")
         return 0
     }
 
     static func discard(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["delete-branch", "force"], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["delete-branch", "force", "json"], usage: usage)
         let reference = try positionals(parsed, ["SESSION"], usage)[0]
         if parsed.flag("force") && !parsed.flag("delete-branch") { throw UsageError(message: "--force goes with --delete-branch", usage: usage) }
         let client = try await DaemonClient.connect()
@@ -356,7 +392,9 @@ enum SessionCommands {
         guard case .discarded(_, let branch, let snapshot, let deleted) = try await client.request(
             .discard(sessionID: summary.sessionID, deleteBranch: parsed.flag("delete-branch"), force: parsed.flag("force"))).body
         else { throw CommandError(message: "unexpected reply to discard") }
-        if deleted {
+        if parsed.flag("json") {
+            json(sessionReference(summary, ["branch": .string(branch), "snapshot": snapshot.map(JSONValue.string) ?? .null, "branchDeleted": .bool(deleted)]))
+        } else if deleted {
             Output.standardOutput("discarded \(summary.displayName); branch \(branch) deleted")
         } else if let snapshot {
             Output.standardOutput("discarded \(summary.displayName); its uncommitted work is commit \(snapshot.prefix(12)) on branch \(branch), kept")
@@ -367,28 +405,30 @@ enum SessionCommands {
     }
 
     static func exportFixture(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
         let reference = try positionals(parsed, ["SESSION"], usage)[0]
         let client = try await DaemonClient.connect()
         let summary = try await resolveSession(reference, client)
         guard case .fixture(_, let text) = try await client.request(.exportFixture(sessionID: summary.sessionID)).body else {
             throw CommandError(message: "unexpected reply to exportFixture")
         }
+        if parsed.flag("json") { json(sessionReference(summary, ["text": .string(text)])); return 0 }
         Output.write(1, text)
         return 0
     }
 
     static func stopDaemon(_ arguments: [String], _ usage: String) async throws -> Int32 {
-        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["kill-sessions"], usage: usage)
+        let parsed = try ArgumentParser(arguments, valued: [], boolean: ["kill-sessions", "json"], usage: usage)
         _ = try positionals(parsed, [], usage)
         let kill = parsed.flag("kill-sessions")
         let client: DaemonClient
         do { client = try await DaemonClient.connect(start: kill) } catch {
-            Output.standardOutput("the daemon is not running")
+            if parsed.flag("json") { json(["wasRunning": false, "stopped": false]) } else { Output.standardOutput("the daemon is not running") }
             return 0
         }
         _ = try await client.request(.shutdown(killSessions: kill))
         for await _ in client.pushed {}  // until the daemon closes the connection
+        if parsed.flag("json") { json(["wasRunning": true, "stopped": true, "sessionsKilled": .bool(kill)]); return 0 }
         Output.standardOutput("the daemon stopped")
         return 0
     }

@@ -1,3 +1,4 @@
+import NucleicCommandLine
 import NucleicProtocol
 
 /// Events as a person reads them in a terminal: one or a few lines each, partial deltas left out
@@ -47,8 +48,8 @@ struct TranscriptRenderer {
             let kind = a.question == nil ? "approval" : "question"
             approvalsSeen += 1
             let name = a.handle ?? sessionHandle.map { "\($0).\(approvalsSeen)" } ?? String(a.id.rawValue.prefix(13))
-            let head = "? \(kind) \(name): \(card.headline)" + (a.question == nil ? "  [risk: \(a.risk.rawValue)]" : "")
-            return ([head] + card.lines.dropFirst().map { "    " + $0 }).joined(separator: "\n")
+            let head = "? \(kind) \(name): \(card.headline)" + (a.question == nil ? "  [risk: \(Colour.risk(a.risk.rawValue))]" : "")
+            return ([head] + SessionCommands.paintCard(a, Array(card.lines.dropFirst())).map { "    " + $0 }).joined(separator: "\n")
         case .approvalResolved(let r):
             let who = r.decidedBy == "recorded" ? "as recorded" : "by \(r.decidedByLabel ?? r.decidedBy)"
             return "  → \(describe(r.decision)) \(who)"

@@ -2,6 +2,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NucleicCommandLine
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-exit(CLI.run(arguments))
+let status = CLI.run(arguments)
+// The output is complete: let the pager (if one runs) show it until the user quits it.
+Pager.finish()
+exit(status)

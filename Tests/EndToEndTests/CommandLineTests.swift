@@ -21,11 +21,74 @@ import Testing
         try stdout.split(separator: "\n").map { try SequencedEvent(json: JSONParser.parse(String($0))) }
     }
 
+    /// `nucleic help`, and every command's and subcommand's help, as the goldens have them,
+    /// whichever way it is asked for (`help CMD`, `CMD --help`, `CMD -h`); no golden is left
+    /// without its command. scripts/cli-docs.sh --golden rewrites them from the binary.
     @Test func helpIsAsDocumented() async throws {
-        for (args, file) in [(["help"], "help.txt"), (["help", "events"], "help-events.txt"), (["help", "demo"], "help-demo.txt")] {
-            let run = try await nucleic(args)
+        let overview = try await nucleic(["help"])
+        #expect(overview.status == .exited(0))
+        #expect(overview.stdout == (try golden("help.txt")), "nucleic help differs from Golden/help.txt")
+        let commands = try await nucleic(["__docs", "commands"]).stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(commands.count > 40 && commands.contains(["project", "add"]) && commands.contains(["remote", "watch"]))
+        for name in Set(commands.map { $0[0] }) {
+            #expect(overview.stdout.contains("\n  \(name) ") || overview.stdout.contains("\n  \(name)\n"), "nucleic help lists no '\(name)'")
+        }
+        var files: Set<String> = ["help.txt"]
+        for words in commands {
+            let file = "help-\(words.joined(separator: "-")).txt"
+            files.insert(file)
+            let expected = try golden(file)
+            for args in [["help"] + words, words + ["--help"], words + ["-h"]] {
+                let run = try await nucleic(args)
+                #expect(run.status == .exited(0) && run.stderr.isEmpty, "nucleic \(args.joined(separator: " ")): \(run.status) \(run.stderr)")
+                #expect(run.stdout == expected, "nucleic \(args.joined(separator: " ")) differs from Golden/\(file)")
+            }
+        }
+        let folder = Fixture.root.deletingLastPathComponent().appendingPathComponent("Tests/EndToEndTests/Golden").path
+        let present = Set(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("help") })
+        #expect(present == files, "goldens without a command: \(present.subtracting(files)); commands without a golden: \(files.subtracting(present))")
+    }
+
+    /// The man page is well-formed roff: groff renders it with every warning on and says nothing.
+    @Test func theManPageRendersWithoutWarnings() async throws {
+        let page = Fixture.root.deletingLastPathComponent().appendingPathComponent("docs/man/nucleic.1").path
+        let run = try await CompletionEndToEndTests.shell("groff", ["-Kutf8", "-man", "-ww", "-z", page])
+        #expect(run.status == .exited(0) && run.stderr.isEmpty, "\(run.stderr)")
+        let text = try await CompletionEndToEndTests.shell("groff", ["-Kutf8", "-man", "-Tutf8", page])
+        #expect(text.stdout.contains("nucleic integrate SESSION") && text.stdout.contains("dirtyBase"))
+    }
+
+    /// Every option the help lists is one the command's parser takes, with a value when the help
+    /// gives it one and without when not, in its short form too: an unknown option after it is
+    /// the first error, so the documented one went through.
+    @Test func everyDocumentedOptionIsAccepted() async throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-o-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let rows = try await nucleic(["__docs", "options"]).stdout.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+        #expect(rows.count > 60)
+        for row in rows {
+            let words = row[0].split(separator: " ").map(String.init)
+            let (option, value, short) = (row[1], row[2], row[3])
+            var forms = [value == "-" ? [option] : ["\(option)=x"]]
+            if short != "-" { forms.append(value == "-" ? ["-\(short)"] : ["-\(short)", "x"]) }
+            for form in forms {
+                let args = words + form + ["--zz-not-an-option"]
+                let run = try await nucleic(args, environment: ["NUCLEIC_HOME": home])
+                #expect(run.status == .exited(64) && run.stderr.contains("unknown option --zz-not-an-option"),
+                        "nucleic \(args.joined(separator: " ")): \(run.stderr)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: home + "/run/nucleic.sock"), "no daemon was started")
+    }
+
+    /// docs/CLI.md and docs/man/nucleic.1 are what the command table renders now.
+    @Test func theReferenceAndTheManPageAreUpToDate() async throws {
+        let root = Fixture.root.deletingLastPathComponent()
+        for (format, path) in [("markdown", "docs/CLI.md"), ("man", "docs/man/nucleic.1")] {
+            let run = try await nucleic(["__docs", format])
             #expect(run.status == .exited(0))
-            #expect(run.stdout == (try golden(file)), "nucleic \(args.joined(separator: " ")) differs from Golden/\(file)")
+            let checkedIn = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+            #expect(run.stdout == checkedIn, "\(path) is stale: run scripts/cli-docs.sh")
         }
     }
 
@@ -37,6 +100,20 @@ import Testing
         (["events", "a", "b"], "give at most one FILE"),
         (["demo", "--fast=yes"], "--fast takes no value"),
         (["start"], "missing PROMPT"),
+        (["start", ""], "PROMPT is empty"),
+        (["start", " \n\t"], "PROMPT is empty"),
+        (["send", "1", ""], "TEXT is empty"),
+        (["project", "rm"], "missing NAME"),
+        (["project", "lss"], "did you mean 'ls'?"),
+        (["rules", "ad", "x"], "unknown rules command 'ad' (did you mean 'add'?)"),
+        (["remote", "wach"], "did you mean 'watch'?"),
+        (["diff", "1", "--stta"], "unknown option --stta (did you mean --stat?)"),
+        (["integrate", "1", "--sqash"], "did you mean --squash?"),
+        (["aprove", "1.1"], "unknown command 'aprove' (did you mean 'approve'?)"),
+        (["help", "intgrate"], "did you mean 'integrate'?"),
+        (["completion", "bsh"], "no completion for 'bsh' (did you mean 'bash'?)"),
+        (["completion"], "missing SHELL"),
+        (["version", "extra"], "unexpected argument 'extra'"),
         (["start", "x", "--backend", "replay"], "--backend replay needs --fixture FILE"),
         (["approve", "a1", "--input", "f", "--edit"], "give one of --input, --edit and --answer"),
         (["deny", "a1", "--cancel", "--message", "m"], "--cancel takes no --message"),

@@ -17,7 +17,7 @@ import Testing
     /// The pinned releases' recordings (`Fixtures/<backend>`): the replay agent does not depend on
     /// the CLI version, and a process per fixture is not cheap; the kept older sets are checked
     /// without processes by ReplayScriptTests.
-    static let fixtures = ["claude", "codex"].flatMap { backend in
+    static let fixtures = ["claude", "codex", "acp"].flatMap { backend in
         ((try? Fixture.all(backend)) ?? []).map { "\(backend)/\($0.name)" }
     }
 
@@ -45,7 +45,7 @@ import Testing
         #expect(run.agentLines.count == plan.outCount, "\(path)")
         #expect(run.runs.map(\.isError) == plan.runs.map(\.isError), "\(path)")
         #expect(run.runs.map(\.stopReason) == plan.runs.map(\.stopReason), "\(path)")
-        #expect(run.events.filter { $0.kind == "error" }.isEmpty, "\(path): \(run.events.filter { $0.kind == "error" })")
+        #expect(run.events.filter { $0.kind == "error" }.count == plan.errors, "\(path): \(run.events.filter { $0.kind == "error" })")
         // The agent's stderr lines, as recorded.
         let errLines = plan.fixture.records.filter { $0.direction == "err" }.map(\.line)
         #expect(run.stderr == errLines.map { $0 + "\n" }.joined(), "\(path)")
@@ -150,6 +150,8 @@ struct HostPlan {
     var options: SessionStartOptions
     /// The turns as the recording ends them.
     var runs: [RunFinished] = []
+    /// The `error` events the recording's agent lines make (a line that is not JSON).
+    var errors = 0
     var outCount = 0
 
     init(_ path: String) throws {
@@ -171,14 +173,17 @@ struct HostPlan {
             options.planMode = true
         }
         options.model = inLines.lazy.compactMap { $0["params"]?["model"]?.stringValue }.first
+        if backend == "acp" {
+            options.sessionMode = inLines.lazy.filter { $0["method"]?.stringValue == "session/set_mode" }.compactMap { $0["params"]?["modeId"]?.stringValue }.first
+        }
         var started = false
         for (index, record) in fixture.records.enumerated() {
             switch record.direction {
             case "out":
                 outCount += 1
-                runs += codec.receive(line: Array(record.line.utf8), now: now).events.compactMap {
-                    if case .runFinished(let run) = $0 { run } else { nil }
-                }
+                let events = codec.receive(line: Array(record.line.utf8), now: now).events
+                runs += events.compactMap { if case .runFinished(let run) = $0 { run } else { nil } }
+                errors += events.filter { $0.kind == "error" }.count
             case "in":
                 let events = codec.observeHostLine(Array(record.line.utf8), now: now).events
                 let message = (try? JSONParser.parse(record.line)) ?? .null
@@ -222,21 +227,28 @@ struct HostPlan {
     }
 
     static func isInterrupt(_ m: JSONValue, _ backend: String) -> Bool {
-        backend == "claude"
-            ? m["type"]?.stringValue == "control_request" && m["request"]?["subtype"]?.stringValue == "interrupt"
-            : m["method"]?.stringValue == "turn/interrupt"
+        switch backend {
+        case "claude": m["type"]?.stringValue == "control_request" && m["request"]?["subtype"]?.stringValue == "interrupt"
+        case "acp": m["method"]?.stringValue == "session/cancel"
+        default: m["method"]?.stringValue == "turn/interrupt"
+        }
     }
 
     /// An answer the codec writes for a decision (not a Claude error response, not a Codex error).
     static func isDecisionAnswer(_ m: JSONValue, _ backend: String) -> Bool {
-        backend == "claude"
-            ? m["response"]?["subtype"]?.stringValue == "success" && m["response"]?["response"]?["behavior"] != nil
-            : m["result"] != nil
+        switch backend {
+        case "claude": m["response"]?["subtype"]?.stringValue == "success" && m["response"]?["response"]?["behavior"] != nil
+        case "acp": m["result"]?["outcome"] != nil  // a permission's answer, not an fs/terminal result
+        default: m["result"] != nil
+        }
     }
 
     static func isWrittenByCodec(_ m: JSONValue, _ backend: String) -> Bool {
-        guard backend == "codex" else { return false }
-        return ["initialized", "thread/start", "thread/resume", "turn/steer"].contains(m["method"]?.stringValue ?? "")
+        switch backend {
+        case "codex": ["initialized", "thread/start", "thread/resume", "turn/steer"].contains(m["method"]?.stringValue ?? "")
+        case "acp": ["session/new", "session/load", "session/resume", "session/set_mode"].contains(m["method"]?.stringValue ?? "")
+        default: false
+        }
     }
 }
 

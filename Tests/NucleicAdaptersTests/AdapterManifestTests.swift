@@ -21,6 +21,23 @@ import Testing
         #expect(codex.launchArguments(resumeID: "t1") == ["app-server"])
     }
 
+    /// The Agent Client Protocol agents: each runs its own ACP entry point through the acp codec.
+    @Test func theAcpManifestsNameTheirEntryPoints() throws {
+        let expected: [String: [String]] = [
+            "kimi": ["kimi", "acp"], "vibe": ["vibe-acp"], "fast-agent": ["fast-agent-acp"], "gemini": ["gemini", "--experimental-acp"],
+            "qwen": ["qwen", "--experimental-acp"], "opencode": ["opencode", "acp"], "goose": ["goose", "acp"],
+            "claude-acp": ["claude-code-acp"], "codex-acp": ["codex-acp"],
+        ]
+        for (name, argv) in expected {
+            let manifest = try load(name)
+            #expect(manifest.name == name && manifest.codec == "acp" && manifest.capabilities == .acp, "\(name)")
+            #expect([manifest.binaryNames.first ?? ""] + manifest.launchArguments(resumeID: "s-1") == argv, "\(name) resumes in-band")
+            #expect(manifest.binaryEnvironment?.hasPrefix("NUCLEIC_") == true && !manifest.binaryIsCommandLine)
+        }
+        let generic = try load("acp")
+        #expect(generic.binaryIsCommandLine && generic.binaryEnvironment == "NUCLEIC_ACP_COMMAND" && generic.binaryNames.isEmpty)
+    }
+
     @Test func aManifestCannotPromiseWhatItsCodecCannotDo() throws {
         var json = try JSONParser.parse(String(contentsOf: Self.adapters.appendingPathComponent("codex.json"), encoding: .utf8))
         guard case .object(var object) = json, case .object(var capabilities)? = object["capabilities"] else { Issue.record("shape"); return }

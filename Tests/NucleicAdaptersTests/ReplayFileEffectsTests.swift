@@ -6,7 +6,7 @@ import Testing
 /// The replay agent's file effects: planned from a recording's tool inputs, judged against what
 /// the recorded agent reported (`RecordedFiles`: Claude's tool results, Codex's turn diffs).
 @Suite struct ReplayFileEffectsTests {
-    static let fixtures: [String] = ["claude", "codex"].flatMap { backend in
+    static let fixtures: [String] = ["claude", "codex", "acp"].flatMap { backend in
         ((try? Fixture.all(backend)) ?? []).map { "\(backend)/\($0.name)" }
     }
 

@@ -420,8 +420,8 @@ import Testing
         ("", "line 1: not a fixture: the first line must be a header like {\"fixture\":1,\"backend\":\"claude\",…}"),
         ("# a readme\n", "line 1: not a fixture: the first line must be a header like {\"fixture\":1,\"backend\":\"claude\",…}"),
         (#"{"fixture":2,"backend":"claude"}"#, "line 1: fixture format 2 is not one this build reads (1)"),
-        (#"{"fixture":1,"backend":"gemini"}"#, #"line 1: the recording's backend "gemini" cannot be replayed: the replay agent plays "claude" and "codex" recordings"#),
-        (#"{"fixture":1}"#, #"line 1: the recording's backend (none) cannot be replayed: the replay agent plays "claude" and "codex" recordings"#),
+        (#"{"fixture":1,"backend":"gemini"}"#, #"line 1: the recording's backend "gemini" cannot be replayed: the replay agent plays "claude", "codex" and "acp" recordings"#),
+        (#"{"fixture":1}"#, #"line 1: the recording's backend (none) cannot be replayed: the replay agent plays "claude", "codex" and "acp" recordings"#),
         ("{\"fixture\":1,\"backend\":\"codex\"}\n\nnot json", #"line 3: not JSON: a record must look like {"t":0.12,"dir":"out"|"in"|"err","line":"…"}"#),
         ("{\"fixture\":1,\"backend\":\"codex\"}\n{\"dir\":\"sideways\",\"line\":\"\"}",
          #"line 2: "dir" is missing or not out, in or err: a record must look like {"t":0.12,"dir":"out"|"in"|"err","line":"…"}"#),
@@ -441,7 +441,7 @@ import Testing
 
     // MARK: Every recorded fixture
 
-    static let fixtures = ["claude", "codex"].flatMap { Fixture.paths($0) }
+    static let fixtures = ["claude", "codex", "acp"].flatMap { Fixture.paths($0) }
 
     /// A host that writes exactly the recorded lines, at the recorded points, means the same: the
     /// script plays to its end, and every agent line goes out byte for byte as recorded.

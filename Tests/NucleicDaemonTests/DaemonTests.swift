@@ -57,9 +57,9 @@ struct SocketClient {
 
     func configuration(listen: Daemon.ListenAddress? = nil, observer: @escaping @Sendable (ServiceGroup.Event) -> Void = { _ in }) -> Daemon.Configuration {
         // No reaper and no signal handlers: this process runs other tests beside the daemon.
-        Daemon.Configuration(
-            host: SessionHost.Configuration(home: NucleicHome(path: home), adapters: [:], selfExecutable: NucleicBinary.path, replaySpeed: "max"),
-            listen: listen, hostVersion: "test", reapsOrphans: false, shutdownSignals: [], observer: observer)
+        var host = SessionHost.Configuration(home: NucleicHome(path: home), adapters: [:], selfExecutable: NucleicBinary.path, replaySpeed: "max")
+        host.environment["NUCLEIC_NOTIFY_DESKTOP"] = "off"  // off the developer's desktop
+        return Daemon.Configuration(host: host, listen: listen, hostVersion: "test", reapsOrphans: false, shutdownSignals: [], observer: observer)
     }
 
     /// The pids of processes whose command line mentions this test's folder (shims, agents).
@@ -105,6 +105,7 @@ struct SocketClient {
         #expect(events.withLock { $0 } == [
             .shutdownBegan(reason: "stop-daemon --kill-sessions"),
             .stopping("remote listener"), .returned("remote listener"),
+            .stopping("notifier"), .returned("notifier"),
             .stopping("session host"), .returned("session host"),
             .stopping("local socket"), .returned("local socket"),
         ])

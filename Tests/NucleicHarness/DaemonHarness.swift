@@ -38,6 +38,8 @@ public final class DaemonHarness: @unchecked Sendable {  // set up in make(); `d
             try await Git.run(args, in: repo)
         }
         var environment = ProcessInfo.processInfo.environment
+        // Test daemons stay off the developer's desktop unless a test asks for it.
+        environment["NUCLEIC_NOTIFY_DESKTOP"] = "off"
         environment.merge(extra) { $1 }
         environment["NUCLEIC_HOME"] = root + "/home"
         let harness = DaemonHarness(root: root, home: root + "/home", repo: repo, environment: environment)
@@ -50,18 +52,26 @@ public final class DaemonHarness: @unchecked Sendable {  // set up in make(); `d
     }
 
     /// Makes a harness, runs `body` with it, and always finishes it (stops the daemon, collects
-    /// what it left behind, removes the folders).
+    /// what it left behind, removes the folders) — also when the test was cancelled by its time
+    /// limit: the finishing runs in a task of its own, which the cancellation does not reach, so
+    /// no daemon or agent outlives the test (one left behind holds the test runner's output open,
+    /// and the run never ends).
     public static func with<T>(environment: [String: String] = [:], serve: [String]? = nil, prepare: (String) throws -> Void = { _ in },
                         _ body: (DaemonHarness) async throws -> T) async throws -> T {
         let harness = try await make(environment: environment, serve: serve, prepare: prepare)
         do {
             let result = try await body(harness)
-            await harness.finish()
+            await harness.finishUncancelled()
             return result
         } catch {
-            await harness.finish()
+            await harness.finishUncancelled()
             throw error
         }
+    }
+
+    /// `finish`, out of reach of the calling task's cancellation.
+    public func finishUncancelled() async {
+        await Task { await self.finish() }.value
     }
 
     private init(root: String, home: String, repo: String, environment: [String: String]) {
@@ -75,6 +85,11 @@ public final class DaemonHarness: @unchecked Sendable {  // set up in make(); `d
 
     public func nucleic(_ arguments: [String]) async throws -> Run {
         try await NucleicCommand.run(arguments, environment: environment, workingDirectory: root)
+    }
+
+    /// Runs the CLI in `directory` (a repository, a worktree) instead of the harness's root.
+    public func nucleic(_ arguments: [String], in directory: String) async throws -> Run {
+        try await NucleicCommand.run(arguments, environment: environment, workingDirectory: directory)
     }
 
     /// The CLI started and left running (`remote watch`, `log --follow`), with `extra` added to

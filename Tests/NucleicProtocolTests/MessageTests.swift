@@ -7,7 +7,7 @@ import Testing
     static let hostMessages = MessageExamples.hostMessages
 
     @Test func everyClientMessageRoundTrips() throws {
-        #expect(Set(Self.clientMessages.map(\.type)).count == 22)
+        #expect(Set(Self.clientMessages.map(\.type)).count == 23)
         for message in Self.clientMessages {
             let text = JSONWriter.string(message.json)
             #expect(text.hasPrefix(#"{"type":""# + message.type), "\(text)")
@@ -27,6 +27,7 @@ import Testing
         let scopes = Dictionary(Self.clientMessages.map { ($0.type, $0.requiredScope) }, uniquingKeysWith: { a, _ in a })
         #expect(scopes["subscribe"] == .view && scopes["listSessions"] == .view && scopes["ping"] == .view)
         #expect(scopes["approvalRespond"] == .approve && scopes["sendInput"] == .approve)
+        #expect(scopes["removeProject"] == .control)
         #expect(scopes["interrupt"] == .control && scopes["startSession"] == .control && scopes["shutdown"] == .control)
         #expect(scopes["listRules"] == .control && scopes["addRule"] == .control && scopes["explainRule"] == .control)
         #expect(Scope.view < .approve && Scope.approve < .control)

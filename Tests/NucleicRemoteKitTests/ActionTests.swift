@@ -3,7 +3,7 @@ import NucleicProtocol
 import NucleicWire
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct ActionTests {
+@Suite(.timeLimit(.minutes(3))) struct ActionTests {
     func pendingApproval(_ rig: Rig, risk: Risk = .execute) async {
         await rig.host.addSession(Fx.s1, title: "fix-build")
         await rig.host.append(Fx.turn(approval: Fx.approval(Fx.a1, risk: risk)), to: Fx.s1)
@@ -35,6 +35,21 @@ import Testing
         #expect(await rig.host.received.count { $0 == "approvalRespond" } == 1)
         await phone.stop()
         await laptop.stop()
+    }
+
+    @Test func repliesOfEveryKnownTypeReachTheirRequestAndAnUnknownOneEndsIt() async {
+        let rig = Rig()
+        await pendingApproval(rig)
+        let phone = await rig.client(label: "phone", scope: .control)
+        await phone.start()
+        _ = await hasCard(phone)
+        let verdict = await phone.perform(.rules(.explain(toolName: "Bash", input: ["command": "ls"], project: nil, sessionID: Fx.s1)))
+        guard case .ruleVerdict(let v)? = verdict?.body else { Issue.record("explain answered \(String(describing: verdict))"); return }
+        #expect(v.riskReasons == ["Bash runs a program"] && v.reasons == ["no rule matches"])
+        // A type this client cannot read: the request ends with no answer instead of waiting for ever.
+        #expect(await phone.perform(.listDevices(includeRevoked: false)) == nil)
+        #expect(await phone.state.connection.isLive)
+        await phone.stop()
     }
 
     @Test func losingTheRaceOnTheHostIsAlreadyResolvedNotAnError() async {

@@ -40,7 +40,7 @@ final class TCPListener: @unchecked Sendable {
     func close() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct PairingTests {
+@Suite(.timeLimit(.minutes(3))) struct PairingTests {
     @Test func pairOverTCPThenConnectWithIKAndFollowASession() async throws {
         let host = TestHost()
         let listener = try TCPListener(host: host)

@@ -274,6 +274,12 @@ actor TestHost {
             c.send(HostMsg(.ok, requestID: rid))
         case .ping:
             c.send(HostMsg(.pong, requestID: rid))
+        case .rules(.explain(let tool, _, _, _)):
+            c.send(HostMsg(.ruleVerdict(RuleVerdict(risk: .execute, riskReasons: ["\(tool) runs a program"], outcome: .asks, decidedBy: nil,
+                                                    rules: [], reasons: ["no rule matches"])), requestID: rid))
+        case .listDevices:
+            // A reply of a type this client does not know (a newer host's).
+            c.outbox.yield(CBOREncoder.encode(CBORValue(["type": "deviceRoster", "requestID": .int(rid ?? 0)] as JSONValue)))
         default:
             c.send(HostMsg(.error(code: .forbidden, message: "not for remote devices", sessionID: nil), requestID: rid))
         }

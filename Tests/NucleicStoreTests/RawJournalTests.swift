@@ -140,7 +140,7 @@ import Testing
         for file in files {
             let path = fixtures.appendingPathComponent(file).path
             let header = try RawJournal.readHeader(path: path)
-            #expect(["claude", "codex"].contains(header.backend))
+            #expect(["claude", "codex", "acp"].contains(header.backend))
             var count = 0
             try RawJournal.records(path: path).forEach { (record: RawRecord) throws(StoreError) in
                 count += 1

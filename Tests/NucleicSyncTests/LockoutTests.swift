@@ -4,6 +4,7 @@ import NucleicSockets
 import NucleicWire
 import Testing
 @testable import NucleicSync
+import NucleicTestSupport
 
 /// A LAN peer holding connections open without a word cannot lock paired devices out: pending
 /// handshakes have a budget of their own, per address, and the newest pushes out the oldest.
@@ -29,7 +30,7 @@ import Testing
         guard case .welcome = try await paired.hello().body else { Issue.record("no welcome when pairing"); return }
         paired.close()
         // 200 connections from the same loopback address say nothing (the handshake timeout,
-        // 10 s, would end them long after this test is done).
+        // 30 s, would end them long after this test is done).
         var silent: [TCPConnection] = []
         for _ in 0..<200 {
             if let connection = try? TCPConnection.connect(host: "127.0.0.1", port: rig.port) { silent.append(connection) }

@@ -4,6 +4,7 @@ import NucleicRuntime
 import Testing
 @testable import NucleicSync
 import NucleicSockets
+import NucleicTestSupport
 
 /// An independent Python client (noiseprotocol + cbor2, Tests/Peers/remote_client.py) against the
 /// real host core over TCP on 127.0.0.1: pairing through the URI, IK reconnects, the message set,

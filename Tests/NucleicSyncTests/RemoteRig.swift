@@ -12,20 +12,6 @@ import Glibc
 import NucleicSockets
 #endif
 
-struct PeerFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-enum PeerPython {
-    static var path: String? {
-        guard let path = ProcessInfo.processInfo.environment["NUCLEIC_PEERS_PYTHON"], FileManager.default.isExecutableFile(atPath: path) else { return nil }
-        return path
-    }
-
-    static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
-}
-
 /// A real daemon core in process: a SessionHost with the replay backend over a real repository
 /// and SQLite store, the local socket server, and the TCP listener on 127.0.0.1 (a free port).
 final class RemoteRig: @unchecked Sendable {  // fields are set once in make()
@@ -46,7 +32,10 @@ final class RemoteRig: @unchecked Sendable {  // fields are set once in make()
         self.remote = remote
     }
 
-    static func make(options: RemoteServer.Options = RemoteServer.Options(handshakeTimeout: .seconds(10)), sendBufferSize: Int? = nil) async throws -> RemoteRig {
+    /// - Parameter notifications: the notifier the server answers push registrations with, made
+    ///   from the rig's home folder (none by default).
+    static func make(options: RemoteServer.Options = RemoteServer.Options(handshakeTimeout: .seconds(30)), sendBufferSize: Int? = nil,
+                     notifications: (_ home: String) throws -> (any NotificationControl)? = { _ in nil }) async throws -> RemoteRig {
         var template = Array("/tmp/nrem-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { throw PeerFailure("mkdtemp") }
         let root = String(cString: made)
@@ -62,7 +51,8 @@ final class RemoteRig: @unchecked Sendable {  // fields are set once in make()
         let hostKey = try HostKey.loadOrCreate(path: home.path + "/host.key")
         let pairing = Pairing(hostKey: hostKey, store: host.store, hostName: LocalServer.machineName())
         let unix = try UnixListener(path: root + "/s.sock")
-        let server = LocalServer(host: host, listener: unix, hostVersion: "test", pairing: pairing) { _ in }
+        let server = LocalServer(host: host, listener: unix, hostVersion: "test", pairing: pairing,
+                                 notifications: try notifications(home.path)) { _ in }
         let tcp = try TCPListener(host: "127.0.0.1", port: 0, options: RemoteServer.connectionOptions(options), sendBufferSize: sendBufferSize)
         let remote = await RemoteServer(server: server, pairing: pairing, listener: tcp, options: options)
         let rig = RemoteRig(root: root, repo: repo, host: host, pairing: pairing, server: server, remote: remote)
@@ -111,36 +101,10 @@ final class RemoteRig: @unchecked Sendable {  // fields are set once in make()
 
 /// A running `Tests/Peers/remote_client.py`: one JSON command a line, one JSON answer a line.
 final class RemoteClientPeer {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Peers/remote_client.py").path
-
-    private let process = Process()
-    private let input: FileHandle
-    private let output: FileHandle
-    private let errors: URL
-    private var buffered: [UInt8] = []
+    private let peer: LinePeer
 
     init() throws {
-        guard let python = PeerPython.path else {
-            throw PeerFailure("NUCLEIC_PEERS_PYTHON is not set or not executable: run `eval \"$(scripts/peers.sh)\"` first")
-        }
-        errors = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-remote-peer-\(UUID().uuidString).txt")
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Self.script]
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        input = stdin.fileHandleForWriting
-        output = stdout.fileHandleForReading
-        let pid = process.processIdentifier
-        let running = process
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
-            if running.isRunning { kill(pid, SIGKILL) }
-        }
+        peer = try LinePeer("remote_client.py", watchdog: 120)
     }
 
     static func randomKey() -> String {
@@ -150,32 +114,20 @@ final class RemoteClientPeer {
     /// Sends one command and returns its answer (an `error` answer throws). The blocking pipe read
     /// runs on a Dispatch thread, never on the cooperative pool the host's tasks need.
     func call(_ command: [String: Any]) async throws -> [String: Any] {
-        let data = try JSONSerialization.data(withJSONObject: command)
-        let box = UncheckedBox(self)
+        let box = UncheckedBox((peer, command))
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<UncheckedBox<[String: Any]>, PeerFailure>, Never>) in
             DispatchQueue.global().async {
-                do { continuation.resume(returning: .success(UncheckedBox(try box.value.callBlocking(data)))) } catch {
+                let (peer, command) = box.value
+                do {
+                    let answer = try peer.call(command)
+                    if let error = answer["error"] { throw PeerFailure("remote_client.py: \(error) \(peer.stderr())") }
+                    continuation.resume(returning: .success(UncheckedBox(answer)))
+                } catch {
                     continuation.resume(returning: .failure(error as? PeerFailure ?? PeerFailure("\(error)")))
                 }
             }
         }
         return try result.get().value
-    }
-
-    private func callBlocking(_ data: Data) throws -> [String: Any] {
-        try input.write(contentsOf: data + Data("\n".utf8))
-        while true {
-            if let newline = buffered.firstIndex(of: 0x0a) {
-                let line = Data(buffered[..<newline])
-                buffered.removeSubrange(...newline)
-                guard let answer = try JSONSerialization.jsonObject(with: line) as? [String: Any] else { throw PeerFailure("not an object") }
-                if let error = answer["error"] { throw PeerFailure("remote_client.py: \(error) \(stderr())") }
-                return answer
-            }
-            let chunk = output.availableData
-            guard !chunk.isEmpty else { throw PeerFailure("remote_client.py ended: \(stderr())") }
-            buffered += chunk
-        }
     }
 
     /// The message of an answer (`until`, `next`).
@@ -193,17 +145,11 @@ final class RemoteClientPeer {
         _ = try await call(["op": "send", "message": message])
     }
 
-    func stderr() -> String { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
+    func stderr() -> String { peer.stderr() }
 
     func close() async {
         _ = try? await call(["op": "quit"])
-        try? input.close()
-        process.waitUntilExit()
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        try? FileManager.default.removeItem(at: errors)
+        peer.close()
     }
 }
 

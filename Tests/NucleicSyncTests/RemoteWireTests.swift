@@ -143,53 +143,26 @@ import NucleicSockets
 
 /// `Tests/Peers/cbor_peer.py` (cbor2): decodes bytes and answers cbor2's own canonical encoding.
 final class CBORPeer {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Peers/cbor_peer.py").path
-    private let process = Process()
-    private let input: FileHandle
-    private let output: FileHandle
-    private var buffered: [UInt8] = []
+    private let peer: LinePeer
 
-    init() throws {
-        guard let python = PeerPython.path else { throw PeerFailure("NUCLEIC_PEERS_PYTHON is not set") }
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Self.script]
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        input = stdin.fileHandleForWriting
-        output = stdout.fileHandleForReading
-    }
+    init() throws { peer = try LinePeer("cbor_peer.py") }
 
     func canonical(_ bytes: [UInt8]) throws -> [UInt8] {
-        try input.write(contentsOf: Data(("decode " + bytes.map { String(format: "%02x", $0) }.joined() + "\n").utf8))
-        while true {
-            if let newline = buffered.firstIndex(of: 0x0a) {
-                let line = Data(buffered[..<newline])
-                buffered.removeSubrange(...newline)
-                guard let answer = try JSONSerialization.jsonObject(with: line) as? [String: Any], answer["ok"] as? Bool == true,
-                      let hex = answer["canonical"] as? String else { throw PeerFailure("cbor2 refused: \(String(decoding: line, as: UTF8.self))") }
-                var out: [UInt8] = []
-                var index = hex.startIndex
-                while index < hex.endIndex {
-                    let next = hex.index(index, offsetBy: 2)
-                    out.append(UInt8(hex[index..<next], radix: 16)!)
-                    index = next
-                }
-                return out
-            }
-            let chunk = output.availableData
-            guard !chunk.isEmpty else { throw PeerFailure("cbor_peer.py ended") }
-            buffered += chunk
+        try peer.send("decode " + bytes.map { String(format: "%02x", $0) }.joined())
+        let line = try peer.receive()
+        guard let answer = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], answer["ok"] as? Bool == true,
+              let hex = answer["canonical"] as? String else { throw PeerFailure("cbor2 refused: \(line)") }
+        var out: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            out.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
         }
+        return out
     }
 
-    func close() {
-        try? input.close()
-        process.waitUntilExit()
-    }
+    func close() { peer.close() }
 }
 
 /// Verbosity over the real channel: a `full` and a `coalesced` subscriber of one streaming session.
@@ -198,18 +171,19 @@ final class CBORPeer {
         events.map { if case .assistantText(let text, true) = $0.event { text } else { "" } }.joined()
     }
 
-    /// Events until runFinished, from the snapshot on.
+    /// Events until the session's last one (its status becoming finished), from the snapshot on.
+    /// Every subscriber stops at the same seq, however its batches were cut.
     static func collect(_ client: SwiftClient) async throws -> [SequencedEvent] {
         var events: [SequencedEvent] = []
         while let message = try await client.next() {
             switch message.body {
             case .snapshot(_, let batch, _, _), .events(_, let batch):
                 events += batch
-                if batch.contains(where: { if case .runFinished = $0.event { true } else { false } }) { return events }
+                if batch.contains(where: { if case .statusChanged(.finished, _) = $0.event { true } else { false } }) { return events }
             default: continue
             }
         }
-        throw PeerFailure("closed before runFinished")
+        throw PeerFailure("closed before the session finished")
     }
 
     @Test func coalescedMergesTheDeltasAFullSubscriberSeesOneByOne() async throws {

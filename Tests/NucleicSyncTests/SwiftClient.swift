@@ -2,6 +2,7 @@ import NucleicProtocol
 import NucleicWire
 @testable import NucleicSync
 import NucleicSockets
+import NucleicTestSupport
 
 /// A minimal device written in Swift on NucleicWire (the Python client is the independent one):
 /// pairs or connects, then sends and receives application messages. `chunk` cuts every write into

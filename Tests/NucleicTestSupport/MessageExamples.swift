@@ -28,6 +28,7 @@ public enum MessageExamples {
         ClientMsg(.interrupt(sessionID: session)),
         ClientMsg(.ping),
         ClientMsg(.addProject(path: "/src/shop", name: "shop")),
+        ClientMsg(.removeProject(project: "shop")),
         ClientMsg(.listProjects),
         ClientMsg(.startSession(.init(prompt: "fix it", project: "shop", backend: "replay", fixture: "f.jsonl", base: "main", title: "t"))),
         ClientMsg(.listApprovals),

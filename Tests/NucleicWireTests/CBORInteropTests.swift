@@ -4,23 +4,14 @@ import Testing
 @testable import NucleicWire
 import NucleicTestSupport
 
-/// The pinned Python peer (`cbor2`, installed by `scripts/peers.sh`), for interop tests.
-enum PeerPython {
-    static let environment = ProcessInfo.processInfo.environment
-    /// CI must prove interop: there a missing peer fails the test instead of skipping it.
-    static let isCI = environment["CI"] == "true"
-    static let path: String? = {
-        guard let path = environment["NUCLEIC_PEERS_PYTHON"], FileManager.default.isExecutableFile(atPath: path) else { return nil }
-        return path
-    }()
+/// `cbor_peer.py` (cbor2) run once over a batch of requests.
+extension PeerPython {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Peers/cbor_peer.py").path
 
     /// Runs `cbor_peer.py` over `requests` (one per line) and returns its answers, one per request.
     static func run(_ requests: [String]) throws -> [JSONValue] {
-        guard let python = path else {
-            throw PeerFailure("NUCLEIC_PEERS_PYTHON is not set or not executable: run `eval \"$(scripts/peers.sh)\"` first (CI=true requires the peer)")
-        }
+        guard let python = path else { throw PeerFailure(missing) }
         // Requests and errors go through files, answers through a pipe read to the end: no
         // pipe can fill while the other side waits.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-cbor-\(UUID().uuidString)")
@@ -49,11 +40,6 @@ enum PeerPython {
         guard answers.count == requests.count else { throw PeerFailure("cbor_peer.py answered \(answers.count) of \(requests.count) requests") }
         return answers
     }
-}
-
-struct PeerFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// Interop with cbor2 both ways on seeded random values.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NucleicWire
+import NucleicTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -9,57 +10,19 @@ import Glibc
 /// A running `Tests/Peers/noise_peer.py` (the pinned PyPI `noiseprotocol`), spoken to one line at
 /// a time over pipes.
 final class NoisePeer {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Peers/noise_peer.py").path
-
-    private let process = Process()
-    private let input: FileHandle
-    private let output: FileHandle
-    private let errors: URL
-    private var buffered: [UInt8] = []
+    private let peer: LinePeer
 
     init(_ arguments: [String]) throws {
-        guard let python = PeerPython.path else {
-            throw PeerFailure("NUCLEIC_PEERS_PYTHON is not set or not executable: run `eval \"$(scripts/peers.sh)\"` first (CI=true requires the peer)")
-        }
-        errors = FileManager.default.temporaryDirectory.appendingPathComponent("nucleic-noise-peer-\(UUID().uuidString).txt")
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Self.script] + arguments
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        input = stdin.fileHandleForWriting
-        output = stdout.fileHandleForReading
-        // A hung peer must not hang the test run: kill it (SIGKILL, which no inherited signal mask
-        // blocks), which ends our read with EOF.
-        let pid = process.processIdentifier
-        let running = process
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
-            if running.isRunning { kill(pid, SIGKILL) }
-        }
+        peer = try LinePeer("noise_peer.py", arguments: arguments)
     }
 
-    func send(_ line: String) throws {
-        try input.write(contentsOf: Data((line + "\n").utf8))
-    }
+    func send(_ line: String) throws { try peer.send(line) }
 
     /// The next line; throws with the peer's stderr when it ended instead, or reported an error.
     func receive() throws -> String {
-        while true {
-            if let newline = buffered.firstIndex(of: 0x0a) {
-                let line = String(decoding: buffered[..<newline], as: UTF8.self)
-                buffered.removeSubrange(...newline)
-                if line.hasPrefix("error ") { throw PeerFailure("noise_peer.py: \(line) \(stderr())") }
-                return line
-            }
-            let data = output.availableData
-            guard !data.isEmpty else { throw PeerFailure("noise_peer.py ended: \(stderr())") }
-            buffered += data
-        }
+        let line = try peer.receive()
+        if line.hasPrefix("error ") { throw PeerFailure("noise_peer.py: \(line) \(peer.stderr())") }
+        return line
     }
 
     /// The hex argument of the next line, which must start with `word`.
@@ -69,21 +32,8 @@ final class NoisePeer {
         return bytes(hex: String(line.dropFirst(word.count + 1)))
     }
 
-    func stderr() -> String {
-        (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-    }
-
     /// Asks the peer to quit and waits for it.
-    func close() {
-        try? send("quit")
-        try? input.close()
-        process.waitUntilExit()
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        try? FileManager.default.removeItem(at: errors)
-    }
+    func close() { peer.close(saying: "quit") }
 }
 
 /// Interop with an independent Noise implementation: both patterns, both roles, transport messages

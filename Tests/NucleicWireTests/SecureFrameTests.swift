@@ -105,6 +105,39 @@ struct SecureFrameTests {
         }
     }
 
+    @Test("nextMessage lends the messages next() returns, in random chunks, sizes growing and shrinking, up to the same error", arguments: [7, 1000, SecureFrames.maxFragmentSize])
+    func borrowedMessages(maxFragment: Int) throws {
+        var rng = SeededGenerator(seed: UInt64(maxFragment) &+ 5)
+        let sizes = [0, 1, 3000, 200_000, 10, 131_037, 65_519, 300_000, 2, 65_518]
+        let messages = sizes.map { size in (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) } }
+        var encoder = try Self.encoder(maxFragment: maxFragment)
+        var stream: [UInt8] = []
+        for message in messages { stream += try encoder.encode(message) }
+        // A tampered byte in the last frame: both decoders give every message before it, then fail alike.
+        var tampered = stream
+        tampered[tampered.count - 3] ^= 0x40
+        for input in [stream, tampered] {
+            var owned = try Self.decoder()
+            var lent = try Self.decoder()
+            var ownedOut: [[UInt8]] = [], lentOut: [[UInt8]] = []
+            var ownedError: SecureFrameError?, lentError: SecureFrameError?
+            var position = 0
+            while position < input.count {
+                let size = min(Int.random(in: 1...150_000, using: &rng), input.count - position)
+                owned.append(input[position..<(position + size)])
+                lent.append(input[position..<(position + size)])
+                position += size
+                do { while let message = try owned.next() { ownedOut.append(message) } } catch { ownedError = ownedError ?? error }
+                do { while let message = try lent.nextMessage({ Array($0) }) { lentOut.append(message) } } catch { lentError = lentError ?? error }
+                #expect(owned.partialByteCount == lent.partialByteCount)
+            }
+            #expect(lentOut == ownedOut)
+            #expect(lentError?.code == ownedError?.code)
+            #expect(lentError?.message == ownedError?.message)
+            if input == stream { #expect(ownedOut == messages) } else { #expect(ownedOut == Array(messages.dropLast())) }
+        }
+    }
+
     @Test("The decoder passes the decoder verifier: whole, byte by byte, random chunks, every cut, trailing bytes")
     func verifier() throws {
         let messages = Self.messages(count: 6, seed: 0x5EC, maxSize: 200) + [[]]

@@ -37,7 +37,7 @@ from noise.connection import Keypair, NoiseConnection
 PROLOGUE = b"nucleic/1"
 MORE = 0x01
 MAX_FRAGMENT = 65535 - 16 - 1
-TIMEOUT = 20.0
+TIMEOUT = 60.0
 
 
 def b64url_decode(text):

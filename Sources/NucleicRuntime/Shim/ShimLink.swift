@@ -50,10 +50,19 @@ public final class ShimLink: Sendable {
     private let writeLock = Mutex(())
     /// The shim process when this daemon started it (its monitor reaps it).
     private let process: ChildProcess?
+    /// Whether the shim runs the agent's terminals (its `state` lists them); shims of older
+    /// builds do not, and the daemon runs them itself.
+    public let hostsTerminals: Bool
+    /// The shim's terminals when this link was made.
+    public let terminals: [ShimTerminalState]
+    /// Who hears the shim's terminal messages; those that come before are kept for it.
+    private let terminalListener = Mutex<(handler: (@Sendable (ShimMessage) -> Void)?, early: [ShimMessage])>((nil, []))
 
     private init(files: ShimFiles, socket: Int32, lock: Int32, agentPID: Int32, start: Int64, end: Int64, exit: ShimExit?,
-                 process: ChildProcess?, pending: [UInt8]) {
+                 process: ChildProcess?, pending: [UInt8], terminals: [ShimTerminalState]?) {
         self.files = files
+        hostsTerminals = terminals != nil
+        self.terminals = terminals ?? []
         self.socket = socket
         self.lock = Mutex(lock)
         self.agentPID = agentPID
@@ -181,12 +190,24 @@ public final class ShimLink: Sendable {
             Glibc.close(lock)
             throw ShimError("the shim in \(files.folder) answered something that is not its state")
         }
+        let terminals = json["terminals"]?.arrayValue.map { $0.compactMap(ShimTerminalState.init(json:)) }
         return ShimLink(files: files, socket: socket, lock: lock, agentPID: pid, start: start, end: end, exit: exit, process: process,
-                        pending: Array(pending[(newline + 1)...]))
+                        pending: Array(pending[(newline + 1)...]), terminals: terminals)
     }
 
     /// Waits (at most `timeout`) until the shim process this daemon started has exited and
     /// been reaped; returns at once for an adopted shim (not our child: not ours to reap).
+    /// Hands the shim's terminal messages (`terminalStarted`, `terminalOutput`, `terminalExit`)
+    /// to `handler`, those already received first.
+    public func onTerminal(_ handler: @escaping @Sendable (ShimMessage) -> Void) {
+        let early = terminalListener.withLock { listener in
+            listener.handler = handler
+            defer { listener.early = [] }
+            return listener.early
+        }
+        for message in early { handler(message) }
+    }
+
     public func waitForShimExit(timeout: Duration) async {
         _ = await process?.wait(timeout: timeout)
     }
@@ -237,6 +258,16 @@ public final class ShimLink: Sendable {
             var changed = false
             for line in ShimMessage.takeLines(from: &pending) {
                 guard let json = try? JSONParser.parse(line), let message = ShimMessage(json: json) else { continue }
+                switch message {
+                case .terminalStarted, .terminalOutput, .terminalExit:
+                    let handler = terminalListener.withLock { listener in
+                        if listener.handler == nil { listener.early.append(message) }
+                        return listener.handler
+                    }
+                    handler?(message)
+                    continue
+                default: break
+                }
                 state.withLock { state in
                     switch message {
                     case .journal(let end): state.durableEnd = max(state.durableEnd, end)

@@ -58,6 +58,10 @@ public struct ShimFiles: Sendable, Hashable {
 /// `journal` (the journal is durable up to `end`); `exit` (the agent exited, every line it wrote
 /// is in the journal up to `end`); `condition` (the journal cannot be written: the disk is full,
 /// the agent is held back; or it can again).
+///
+/// The agent's ACP terminals are the shim's children: `terminalCreate`, `terminalRead`,
+/// `terminalKill`, `terminalRelease` from the daemon; `terminalStarted`, `terminalOutput`,
+/// `terminalExit` from the shim; `state` lists them (`terminals`, absent from older shims).
 public enum ShimMessage: Sendable, Hashable {
     /// The version of this message set, sent in `state` (as `protocol`). A daemon adopts shims of
     /// its version or older (an upgraded daemon meets the shims the old binary started), and
@@ -77,6 +81,21 @@ public enum ShimMessage: Sendable, Hashable {
     /// The journal cannot be written (`diskFull` with the error's message; the shim has stopped
     /// reading the agent and retries), or can again (`diskFull: false`).
     case condition(diskFull: Bool, message: String)
+    /// Daemon → shim: run a terminal for the agent's `terminal/create` `key` (its JSON-RPC id):
+    /// once per key, for the agent's life; a key seen before answers with the terminal it made.
+    case terminalCreate(ShimTerminalSpec)
+    /// Shim → daemon: the terminal for `key` runs as `id`, or could not start (`error`).
+    case terminalStarted(key: String, id: String, error: String?)
+    /// Daemon → shim: the output kept of terminal `id`, answered with `terminalOutput` and `ref`.
+    case terminalRead(ref: Int64, id: String)
+    /// Shim → daemon: terminal `id`'s output (the newest `limit` bytes), and its exit once it exited.
+    case terminalOutput(ref: Int64, id: String, output: String, truncated: Bool, exit: ChildProcess.ExitStatus?)
+    /// Daemon → shim: end terminal `id` (SIGTERM to its group, SIGKILL 2 s later); `exit` follows.
+    case terminalKill(id: String)
+    /// Daemon → shim: end terminal `id` if it still runs, and forget it.
+    case terminalRelease(id: String)
+    /// Shim → daemon: terminal `id` exited (sent to the daemon connected then; `state` lists the rest).
+    case terminalExit(id: String, status: ChildProcess.ExitStatus)
 
     public var json: JSONValue {
         switch self {
@@ -92,6 +111,16 @@ public enum ShimMessage: Sendable, Hashable {
         case .journal(let end): ["op": "journal", "end": .int(end)]
         case .exit(let exit): ["op": "exit", "exit": exit.json]
         case .condition(let full, let message): ["op": "condition", "diskFull": .bool(full), "message": .string(message)]
+        case .terminalCreate(let spec): spec.json
+        case .terminalStarted(let key, let id, let error):
+            ["op": "terminalStarted", "key": .string(key), "id": .string(id), "error": error.map(JSONValue.string) ?? .null]
+        case .terminalRead(let ref, let id): ["op": "terminalRead", "ref": .int(ref), "id": .string(id)]
+        case .terminalOutput(let ref, let id, let output, let truncated, let exit):
+            ["op": "terminalOutput", "ref": .int(ref), "id": .string(id), "output": .string(output), "truncated": .bool(truncated),
+             "exit": exit.map(ShimTerminalState.json) ?? .null]
+        case .terminalKill(let id): ["op": "terminalKill", "id": .string(id)]
+        case .terminalRelease(let id): ["op": "terminalRelease", "id": .string(id)]
+        case .terminalExit(let id, let status): ["op": "terminalExit", "id": .string(id), "exit": ShimTerminalState.json(status)]
         }
     }
 
@@ -111,6 +140,22 @@ public enum ShimMessage: Sendable, Hashable {
         case "condition":
             self = .condition(diskFull: json["diskFull"]?.boolValue ?? false, message: json["message"]?.stringValue ?? "")
         case "exit": guard let exit = json["exit"].flatMap(ShimExit.init(json:)) else { return nil }; self = .exit(exit)
+        case "terminalCreate": guard let spec = ShimTerminalSpec(json: json) else { return nil }; self = .terminalCreate(spec)
+        case "terminalStarted":
+            guard let key = json["key"]?.stringValue, let id = json["id"]?.stringValue else { return nil }
+            self = .terminalStarted(key: key, id: id, error: json["error"]?.stringValue)
+        case "terminalRead":
+            guard let ref = json["ref"]?.intValue, let id = json["id"]?.stringValue else { return nil }
+            self = .terminalRead(ref: ref, id: id)
+        case "terminalOutput":
+            guard let ref = json["ref"]?.intValue, let id = json["id"]?.stringValue else { return nil }
+            self = .terminalOutput(ref: ref, id: id, output: json["output"]?.stringValue ?? "", truncated: json["truncated"]?.boolValue ?? false,
+                                   exit: json["exit"].flatMap(ShimTerminalState.status))
+        case "terminalKill": guard let id = json["id"]?.stringValue else { return nil }; self = .terminalKill(id: id)
+        case "terminalRelease": guard let id = json["id"]?.stringValue else { return nil }; self = .terminalRelease(id: id)
+        case "terminalExit":
+            guard let id = json["id"]?.stringValue, let status = json["exit"].flatMap(ShimTerminalState.status) else { return nil }
+            self = .terminalExit(id: id, status: status)
         default: return nil
         }
     }
@@ -175,5 +220,80 @@ public struct ShimExit: Sendable, Hashable {
         stderrTail = json["stderrTail"]?.stringValue ?? ""
         journalEnd = end
         recordOffset = json["recordOffset"]?.intValue
+    }
+}
+
+/// What a terminal runs: the agent's `terminal/create`, already judged by the daemon.
+public struct ShimTerminalSpec: Sendable, Hashable {
+    /// The request's JSON-RPC id as JSON text: one terminal per key for the agent's life.
+    public var key: String
+    public var executable: String
+    public var arguments: [String]
+    public var workingDirectory: String
+    public var environment: [String: String]
+    /// The most output kept, in bytes.
+    public var limit: Int
+
+    public init(key: String, executable: String, arguments: [String], workingDirectory: String, environment: [String: String], limit: Int) {
+        self.key = key
+        self.executable = executable
+        self.arguments = arguments
+        self.workingDirectory = workingDirectory
+        self.environment = environment
+        self.limit = limit
+    }
+
+    var json: JSONValue {
+        var environment = JSONObject()
+        for (name, value) in self.environment.sorted(by: { $0.key < $1.key }) { environment[name] = .string(value) }
+        return ["op": "terminalCreate", "key": .string(key), "executable": .string(executable), "arguments": .array(arguments.map(JSONValue.string)),
+                "cwd": .string(workingDirectory), "environment": .object(environment), "limit": .int(Int64(limit))]
+    }
+
+    init?(json: JSONValue) {
+        guard let key = json["key"]?.stringValue, let executable = json["executable"]?.stringValue, let cwd = json["cwd"]?.stringValue else { return nil }
+        self.key = key
+        self.executable = executable
+        arguments = (json["arguments"]?.arrayValue ?? []).compactMap(\.stringValue)
+        workingDirectory = cwd
+        var environment: [String: String] = [:]
+        for entry in json["environment"]?.objectValue ?? JSONObject() { environment[entry.key] = entry.value.stringValue }
+        self.environment = environment
+        limit = Int(json["limit"]?.intValue ?? 0)
+    }
+}
+
+/// A terminal the shim holds, as its `state` lists it (`terminals`) when a daemon connects.
+public struct ShimTerminalState: Sendable, Hashable {
+    public var id: String
+    public var key: String
+    public var exit: ChildProcess.ExitStatus?
+
+    public init(id: String, key: String, exit: ChildProcess.ExitStatus?) {
+        self.id = id
+        self.key = key
+        self.exit = exit
+    }
+
+    public var json: JSONValue { ["id": .string(id), "key": .string(key), "exit": exit.map(Self.json) ?? .null] }
+
+    public init?(json: JSONValue) {
+        guard let id = json["id"]?.stringValue, let key = json["key"]?.stringValue else { return nil }
+        self.id = id
+        self.key = key
+        exit = json["exit"].flatMap(Self.status)
+    }
+
+    static func json(_ status: ChildProcess.ExitStatus) -> JSONValue {
+        switch status {
+        case .exited(let code): ["code": .int(Int64(code))]
+        case .signaled(let signal): ["signal": .int(Int64(signal))]
+        }
+    }
+
+    static func status(_ json: JSONValue) -> ChildProcess.ExitStatus? {
+        if let signal = json["signal"]?.intValue { return .signaled(Int32(signal)) }
+        if let code = json["code"]?.intValue { return .exited(Int32(code)) }
+        return nil
     }
 }

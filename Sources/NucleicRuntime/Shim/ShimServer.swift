@@ -61,6 +61,11 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
     var containment: ShimContainment?
     /// The journal's write error while it cannot be written (the disk is full), else nil.
     var diskFull: String?
+    /// The agent's terminals (`terminal/create`, run for it by the daemon's word), by id: they are
+    /// the shim's children, so they outlive a daemon as the agent does.
+    var terminals: [String: (key: String, terminal: ClientTerminal)] = [:]
+    var terminalExits: [String: ChildProcess.ExitStatus] = [:]
+    var nextTerminal = 0
 
     private init(options: Options, journal: RawJournal) {
         self.options = options
@@ -115,6 +120,7 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         _ = startDetachedThread(name: "shim-stdin") { server.writeStdin(stdin) }
         _ = startDetachedThread(name: "shim-socket") { server.serve(listener) }
         server.reapAgent()
+        server.endTerminals()
         server.awaitRelease()
         // The session ends with everything the agent started (its group, and what it started in
         // sessions or groups of their own, re-parented to us or held by the cgroup): SIGTERM,
@@ -188,15 +194,9 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         Self.writeFile(files.info, JSONWriter.string(info) + "\n")
     }
 
+    /// Best effort: a file the shim cannot write is one the daemon will find missing and say so.
     static func writeFile(_ path: String, _ text: String) {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        fdatasync(fd)
-        close(fd)
-        rename(temporary, path)
+        try? WholeFile.replace(path, with: Array(text.utf8))
     }
 
     // MARK: The agent's output
@@ -340,7 +340,13 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
     private func converse(_ fd: Int32) {
         monitor.locked {
             connection = fd
-            sendLocked(.state(journalStart: journalStart, journalEnd: durableEnd, agentPID: agentPID, exit: exit))
+            // The terminals ride in `state` (a field older daemons ignore; its presence says this
+            // shim runs terminals).
+            var state = ShimMessage.state(journalStart: journalStart, journalEnd: durableEnd, agentPID: agentPID, exit: exit).json.objectValue ?? JSONObject()
+            state["terminals"] = .array(terminals.sorted { $0.key < $1.key }.map { id, held in
+                ShimTerminalState(id: id, key: held.key, exit: terminalExits[id]).json
+            })
+            sendLocked(json: .object(state))
             if let diskFull { sendLocked(.condition(diskFull: true, message: diskFull)) }
         }
         var pending: [UInt8] = []
@@ -387,7 +393,19 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
                     return released
                 }
                 if done { return true }
-            case .hello, .state, .journal, .exit, .condition:
+            case .terminalCreate(let spec): createTerminal(spec)
+            case .terminalRead(let ref, let id):
+                monitor.locked {
+                    let output = terminals[id]?.terminal.output ?? (text: "", truncated: false)
+                    sendLocked(.terminalOutput(ref: ref, id: id, output: output.text, truncated: output.truncated, exit: terminalExits[id]))
+                }
+            case .terminalKill(let id):
+                if let terminal = monitor.locked({ terminals[id]?.terminal }) { Task { _ = await terminal.process.terminate(grace: .seconds(2)) } }
+            case .terminalRelease(let id):
+                if let terminal = monitor.locked({ terminals.removeValue(forKey: id)?.terminal }) {
+                    Task { _ = await terminal.process.terminate(grace: .seconds(2)) }
+                }
+            case .hello, .state, .journal, .exit, .condition, .terminalStarted, .terminalOutput, .terminalExit:
                 break
             }
         }
@@ -410,9 +428,52 @@ public final class ShimServer: @unchecked Sendable {  // mutable state is under 
         lines = []
     }
 
+    /// Starts the terminal for `spec.key`, once: a key it has seen answers with that terminal.
+    private func createTerminal(_ spec: ShimTerminalSpec) {
+        monitor.locked {
+            if let (id, _) = terminals.first(where: { $0.value.key == spec.key }) {
+                sendLocked(.terminalStarted(key: spec.key, id: id, error: nil))
+                return
+            }
+            nextTerminal += 1
+            let id = "term-\(nextTerminal)"
+            let process: ChildProcess
+            do {
+                process = try ChildProcess.spawn(executable: spec.executable, arguments: spec.arguments, environment: spec.environment,
+                                                 workingDirectory: spec.workingDirectory)
+            } catch {
+                sendLocked(.terminalStarted(key: spec.key, id: id, error: "cannot start \(spec.executable): \(error)"))
+                return
+            }
+            terminals[id] = (spec.key, ClientTerminal(id: id, process: process, limit: max(0, spec.limit)))
+            log("terminal \(id) (\(process.pid)): \(([spec.executable] + spec.arguments).joined(separator: " "))")
+            sendLocked(.terminalStarted(key: spec.key, id: id, error: nil))
+            Task {
+                let status = await process.wait()
+                self.monitor.locked {
+                    self.terminalExits[id] = status
+                    self.sendLocked(.terminalExit(id: id, status: status))
+                }
+            }
+        }
+    }
+
+    /// Ends every terminal (the agent exited: no one is left to ask for them).
+    private func endTerminals() {
+        let all = monitor.locked { () -> [ClientTerminal] in
+            defer { terminals = [:] }
+            return terminals.values.map(\.terminal)
+        }
+        for terminal in all { Task { _ = await terminal.process.terminate(grace: .seconds(1)) } }
+    }
+
     private func sendLocked(_ message: ShimMessage) {
+        sendLocked(json: message.json)
+    }
+
+    private func sendLocked(json: JSONValue) {
         guard connection >= 0 else { return }
-        let bytes = message.wireLine
+        let bytes = Array((JSONWriter.string(json) + "\n").utf8)
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { nucleic_send_nosignal(connection, $0.baseAddress, UInt($0.count)) }

@@ -316,8 +316,9 @@ final class RemoteSink: ClientSink {
         state = Mutex(State(encoder: encoder))
     }
 
-    func send(_ message: HostMsg) {
-        let bytes = WireMessages.encode(message)
+    var isOpen: Bool { tcp.isOpen && !state.withLock { $0.closing } }
+
+    func send(encoded bytes: [UInt8]) {
         let overflow = state.withLock { state -> Bool in
             guard !state.closing else { return false }
             do {

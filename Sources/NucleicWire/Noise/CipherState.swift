@@ -113,21 +113,30 @@ public struct CipherState: ~Copyable, Sendable {
             throw NoiseError(.nonceExhausted, "the sending nonce reached 2^64-1: end this session and handshake again")
         }
         precondition(buffer.count >= NoiseSizes.tag, "the buffer has no room for the tag")
-        ChaChaPoly.seal(key: key, nonce: ChaChaPoly.nonce(nonce), ad: ad, buffer: buffer.baseAddress!, count: buffer.count - NoiseSizes.tag)
+        ChaChaPoly.seal(key: key, counter: nonce, ad: ad, buffer: buffer.baseAddress!, count: buffer.count - NoiseSizes.tag)
         nonce += 1
     }
 
     /// Decrypts `buffer` (ciphertext and tag) in place; returns the plaintext length (the plaintext
     /// is at the start of `buffer`). With an empty key the "plaintext" is the whole buffer.
     mutating func decrypt(ad: UnsafeRawBufferPointer, inPlace buffer: UnsafeMutableRawBufferPointer) throws(NoiseError) -> Int {
-        guard let key else { return buffer.count }
+        guard key != nil else { return buffer.count }
+        return try decrypt(ad: ad, ciphertext: UnsafeRawBufferPointer(buffer), into: buffer.baseAddress)
+    }
+
+    /// Decrypts `ciphertext` (ciphertext and tag) into `plaintext`, which has room for
+    /// `ciphertext.count - 16` bytes and is either `ciphertext`'s start or outside it; returns the
+    /// plaintext length. On a failure the nonce does not advance and `plaintext` holds no
+    /// plaintext (libsodium zeroes it). The key must be set (a transport cipher).
+    mutating func decrypt(ad: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, into plaintext: UnsafeMutableRawPointer?) throws(NoiseError) -> Int {
+        guard let key else { preconditionFailure("decrypt(ciphertext:into:) needs a keyed cipher") }
         guard nonce != Self.reservedNonce else {
             throw NoiseError(.nonceExhausted, "the receiving nonce reached 2^64-1: end this session and handshake again")
         }
-        guard buffer.count >= NoiseSizes.tag else {
-            throw NoiseError(.invalidMessage, "a ciphertext of \(buffer.count) bytes is shorter than its 16-byte tag")
+        guard ciphertext.count >= NoiseSizes.tag else {
+            throw NoiseError(.invalidMessage, "a ciphertext of \(ciphertext.count) bytes is shorter than its 16-byte tag")
         }
-        guard let count = ChaChaPoly.open(key: key, nonce: ChaChaPoly.nonce(nonce), ad: ad, buffer: buffer.baseAddress!, count: buffer.count) else {
+        guard let count = ChaChaPoly.open(key: key, counter: nonce, ad: ad, ciphertext: ciphertext.baseAddress!, count: ciphertext.count, into: plaintext!) else {
             throw NoiseError(.decryptFailed, "a message failed authentication (tampered, or sent with another key)")
         }
         nonce += 1

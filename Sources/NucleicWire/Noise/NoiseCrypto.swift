@@ -90,18 +90,56 @@ enum ChaChaPoly {
     /// Decrypts `count` ciphertext bytes (tag included) at `buffer` in place; returns the
     /// plaintext length, or nil when authentication fails (then nothing was decrypted).
     static func open(key: SecretBytes, nonce: [UInt8], ad: UnsafeRawBufferPointer, buffer: UnsafeMutableRawPointer, count: Int) -> Int? {
-        guard count >= NoiseSizes.tag else { return nil }
+        nonce.withUnsafeBufferPointer { nonce in
+            open(key: key, nonce: nonce.baseAddress!, ad: ad, ciphertext: UnsafeRawPointer(buffer), count: count, into: buffer)
+        }
+    }
+
+    /// `seal` with the nonce of counter `n`, built on the stack (no allocation per message).
+    static func seal(key: SecretBytes, counter n: UInt64, ad: UnsafeRawBufferPointer, buffer: UnsafeMutableRawPointer, count: Int) {
         var written: UInt64 = 0
         let text = buffer.assumingMemoryBound(to: UInt8.self)
-        let status = key.withUnsafeBytes { key in
-            nonce.withUnsafeBufferPointer { nonce in
-                crypto_aead_chacha20poly1305_ietf_decrypt(
-                    text, &written, nil, text, UInt64(count),
+        withNonce(n) { nonce in
+            key.withUnsafeBytes { key in
+                _ = crypto_aead_chacha20poly1305_ietf_encrypt(
+                    text, &written, text, UInt64(count),
                     ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
-                    nonce.baseAddress!, key.bindMemory(to: UInt8.self).baseAddress!)
+                    nil, nonce, key.bindMemory(to: UInt8.self).baseAddress!)
             }
         }
+    }
+
+    /// Decrypts `count` ciphertext bytes (tag included) at `ciphertext` into `plaintext`, which
+    /// holds `count - 16` bytes and is either `ciphertext` itself or does not overlap it, with the
+    /// nonce of counter `n`; returns the plaintext length, or nil when authentication fails (then
+    /// libsodium has written nothing but zeros into `plaintext`).
+    static func open(key: SecretBytes, counter n: UInt64, ad: UnsafeRawBufferPointer, ciphertext: UnsafeRawPointer, count: Int, into plaintext: UnsafeMutableRawPointer) -> Int? {
+        withNonce(n) { nonce in
+            open(key: key, nonce: nonce, ad: ad, ciphertext: ciphertext, count: count, into: plaintext)
+        }
+    }
+
+    private static func open(key: SecretBytes, nonce: UnsafePointer<UInt8>, ad: UnsafeRawBufferPointer, ciphertext: UnsafeRawPointer, count: Int, into plaintext: UnsafeMutableRawPointer) -> Int? {
+        guard count >= NoiseSizes.tag else { return nil }
+        var written: UInt64 = 0
+        let status = key.withUnsafeBytes { key in
+            crypto_aead_chacha20poly1305_ietf_decrypt(
+                plaintext.assumingMemoryBound(to: UInt8.self), &written, nil,
+                ciphertext.assumingMemoryBound(to: UInt8.self), UInt64(count),
+                ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
+                nonce, key.bindMemory(to: UInt8.self).baseAddress!)
+        }
         return status == 0 ? Int(written) : nil
+    }
+
+    /// Calls `body` with the 12-byte nonce of counter `n` (the bytes of ``nonce(_:)``) on the stack.
+    @inline(__always)
+    private static func withNonce<R>(_ n: UInt64, _ body: (UnsafePointer<UInt8>) -> R) -> R {
+        var words: (UInt32, UInt32, UInt32) = (0, 0, 0)
+        return withUnsafeMutableBytes(of: &words) { bytes in
+            bytes.storeBytes(of: n.littleEndian, toByteOffset: 4, as: UInt64.self)
+            return body(UnsafePointer(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)))
+        }
     }
 }
 

@@ -1,0 +1,195 @@
+import Testing
+@testable import NucleicAdapters
+import NucleicProtocol
+
+/// The delta fast path (`ClaudeCodec.streamDelta`) against the full parse (`receiveParsed`): two
+/// codecs fed the same lines, one each way, must give the same output for every line, whatever
+/// the line's key order, spacing, escapes, duplicates or damage.
+@Suite struct ClaudeDeltaFastPathTests {
+    let now = Timestamp(millisecondsSince1970: 1_000)
+
+    static let tail = #","session_id":"00000000-0000-4000-8000-000000000001","parent_tool_use_id":null,"uuid":"00000000-0000-4000-8000-000000000009"}"#
+    static func delta(_ index: Int, _ delta: String) -> String {
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":\#(index),"delta":\#(delta)}"# + tail
+    }
+
+    static let start: [String] = [
+        #"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m","content":[]}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_start","index":2,"content_block":{"type":"thinking","thinking":""}}}"#,
+    ]
+    static let end: [String] = [
+        #"{"type":"stream_event","event":{"type":"content_block_stop","index":1}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_stop","index":0}}"#,
+    ]
+
+    /// Delta lines in the shapes Claude Code writes, and in shapes it might.
+    static let lines: [String] = [
+        delta(0, #"{"type":"text_delta","text":"Hello"}"#),
+        delta(0, #"{"type":"text_delta","text":"line\nwith \"quotes\", tabs\t, caf\u00e9 and \ud83d\ude00 and a lone \ud800."}"#),
+        delta(0, #"{"type":"text_delta","text":"café — → ✓ 日本語 😀"}"#),
+        delta(0, #"{"type":"text_delta","text":""}"#),
+        delta(1, #"{"type":"input_json_delta","partial_json":"{\"comm"}"#),
+        delta(1, #"{"type":"input_json_delta","partial_json":""}"#),
+        delta(1, #"{"type":"input_json_delta","partial_json":"and\": \"ls\"}"}"#),
+        delta(2, #"{"type":"thinking_delta","thinking":"Let me think."}"#),
+        delta(2, #"{"type":"signature_delta","signature":"EqQBCkYIAxgCKkB"}"#),
+        delta(0, #"{"type":"citations_delta","citation":{}}"#),
+        delta(7, #"{"type":"text_delta","text":"no such block"}"#),
+        delta(7, #"{"type":"input_json_delta","partial_json":"no such block"}"#),
+        // Key orders and spacing.
+        #"{"type":"stream_event","event":{"delta":{"text":"first","type":"text_delta"},"index":0,"type":"content_block_delta"}}"#,
+        #"{"type":"stream_event","session_id":"s","event":{"index":0,"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}}"#,
+        #"{"type":"stream_event", "event" : { "type" : "content_block_delta" , "index" : 0 , "delta" : { "type" : "text_delta" , "text" : "spaced" } } }  "#,
+        #"{"event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"event first"}},"type":"stream_event"}"#,
+        #" {"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"leading space"}}}"#,
+        // Extra fields of every kind, skipped.
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"extra":[1,-2.5e3,true,false,null,{"a":[[]]},"s\"\u0041"],"delta":{"type":"text_delta","n":0,"text":"extra"}},"x":{}}"#,
+        // Escapes and non-ASCII in keys: the full path decides.
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"t\u0079pe":"text_delta","text":"escaped key"}}}"#,
+        #"{"t\u0079pe":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"escaped top key"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"typé":"text_delta","text":"non-ASCII key"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"kelvin","\u212A":1}}}"#,
+        // Escaped values of the compared fields.
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text\u005fdelta","text":"escaped kind"}}}"#,
+        #"{"type":"stream_e\u0076ent","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"escaped type"}}}"#,
+        // Duplicates: the first wins in the full path.
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"one","text":"two"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"index":1,"delta":{"type":"text_delta","text":"two indexes"}}}"#,
+        #"{"type":"stream_event","type":"user","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"two types"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}},"event":{"type":"ping"}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","type":"thinking_delta","text":"a","thinking":"b"}}}"#,
+        // Other types and shapes.
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":1.0,"delta":{"type":"text_delta","text":"double index"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":-1,"delta":{"type":"text_delta","text":"negative"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":99999999999999999999,"delta":{"type":"text_delta","text":"huge"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"no index"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":"0","delta":{"type":"text_delta","text":"string index"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":7}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":"text_delta"}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0}}"#,
+        #"{"type":"stream_event","event":{"type":"ping"}}"#,
+        #"{"type":"stream_event","event":null}"#,
+        #"{"type":"stream_event"}"#,
+        #"{"type":1,"event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"t"}}}"#,
+        // Damage: the full path reports it.
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"trailing comma"},}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}} garbage"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}},"uuid":"bad \q escape"}"#,
+        "{\"type\":\"stream_event\",\"event\":{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}},\"uuid\":\"control \u{01} char\"}",
+        "{\"type\":\"stream_event\",\"event\":{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"raw \t tab\"}}}",
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}},"n":01}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}},"n":tru}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}},"n":"#
+            + String(repeating: "[", count: 509) + String(repeating: "]", count: 509) + "}",
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}},"n":"#
+            + String(repeating: "[", count: 511) + String(repeating: "]", count: 511) + "}",
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}},"n":"#
+            + String(repeating: "[", count: 512) + String(repeating: "]", count: 512) + "}",
+    ]
+
+    /// Feeds `lines` to a codec through `receive(bytes:)` (fast path first) and to one through
+    /// the full parse only, expecting the same output line by line.
+    func expectSameOutputs(_ lines: [[UInt8]], _ comment: String = "") {
+        var fast = ClaudeCodec()
+        var full = ClaudeCodec()
+        for line in lines {
+            let a = line.withUnsafeBufferPointer { fast.receive(bytes: $0, now: now) }
+            let b = line.withUnsafeBufferPointer { full.receiveParsed(bytes: $0, now: now) }
+            #expect(a.events == b.events, "\(comment) line: \(String(decoding: line, as: UTF8.self).prefix(300))")
+            #expect(a.lines == b.lines)
+        }
+    }
+
+    @Test func everyShapeGivesWhatTheFullParseGives() {
+        let all = Self.start + Self.lines + Self.end
+        expectSameOutputs(all.map { Array($0.utf8) })
+    }
+
+    @Test func deltasReallyTakeTheFastPath() {
+        var codec = ClaudeCodec()
+        for line in Self.start { _ = codec.receive(line: line, now: now) }
+        for line in Self.lines.prefix(9) {
+            #expect(Array(line.utf8).withUnsafeBufferPointer { codec.streamDelta($0) } != nil, "\(line)")
+        }
+        #expect(Array(Self.start[1].utf8).withUnsafeBufferPointer { codec.streamDelta($0) } == nil)
+    }
+
+    @Test func everyTruncationGivesWhatTheFullParseGives() {
+        for line in Self.lines.prefix(8) {
+            let bytes = Array(line.utf8)
+            expectSameOutputs(Self.start.map { Array($0.utf8) } + (0...bytes.count).map { Array(bytes[..<$0]) })
+        }
+    }
+
+    @Test func randomDamageGivesWhatTheFullParseGives() {
+        var random = FastPathRandom(seed: 20)
+        let alphabet = Array(#"{}[]:,"\ u0123456789abcdefnulltruefalse-+.eE"#.utf8) + [0x01, 0x7F, 0x80, 0xC3, 0xA9, 0xFF, 0x0A]
+        var batch: [[UInt8]] = Self.start.map { Array($0.utf8) }
+        for round in 0..<20_000 {
+            var bytes = Array(Self.lines[round % 12].utf8)
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                let at = Int(random.next() % UInt64(bytes.count))
+                switch random.next() % 3 {
+                case 0: bytes[at] = alphabet[Int(random.next() % UInt64(alphabet.count))]
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(alphabet[Int(random.next() % UInt64(alphabet.count))], at: at)
+                }
+            }
+            batch.append(bytes)
+        }
+        expectSameOutputs(batch, "damaged")
+    }
+}
+
+/// A `user` line is parsed without its `tool_use_result` (`ClaudeCodec.parse`): the same value
+/// as the full parse less that member, and the same error for a line that does not parse.
+@Suite struct ClaudeUserLineParseTests {
+    static let lines: [String] = [
+        #"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"ok","is_error":false}]},"parent_tool_use_id":null,"session_id":"s","uuid":"u","tool_use_result":{"stdout":"ok\n","stderr":"","interrupted":false,"isImage":false}}"#,
+        #"{"type":"user","tool_use_result":"first","message":{"content":"x"},"tool_use_result":[1,2,{"a":"\u00e9"}]}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":{"bad":tru}}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":"unterminated}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":{"a":1,}}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":[1 2]}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":1} x"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":"#
+            + String(repeating: "[", count: 511) + String(repeating: "]", count: 511) + "}",
+        #"{"type":"user","message":{"content":[]},"tool_use_result":"#
+            + String(repeating: "[", count: 512) + String(repeating: "]", count: 512) + "}",
+        #"{"type":"user","message":{"content":[]},"tool\u005fuse_result":{"kept":true}}"#,
+        #"{"type":"user"}"#,
+    ]
+
+    @Test func parsesAsTheFullParseLessTheToolUseResult() {
+        for line in Self.lines {
+            let bytes = Array(line.utf8)
+            let fast = Result { () throws(JSONParseError) -> JSONValue in try bytes.withUnsafeBufferPointer { b throws(JSONParseError) in try ClaudeCodec.parse(b) } }
+            let full = Result { () throws(JSONParseError) -> JSONValue in
+                let value = try JSONParser.parse(bytes)
+                guard case .object(let object) = value else { return value }
+                return .object(JSONObject(object.entries.filter { $0.key != "tool_use_result" }))
+            }
+            switch (fast, full) {
+            case (.success(let a), .success(let b)): #expect(a == b, "\(line.prefix(120))")
+            case (.failure(let a), .failure(let b)): #expect(a == b, "\(line.prefix(120))")
+            default: Issue.record("one parse failed and the other did not: \(line.prefix(120))")
+            }
+        }
+    }
+}
+
+/// SplitMix64: a seeded generator, the same sequence on every machine.
+struct FastPathRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

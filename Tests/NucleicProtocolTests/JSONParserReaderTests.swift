@@ -1,0 +1,107 @@
+import Testing
+import NucleicProtocol
+
+/// `JSONParser.read`, the pull reader: it accepts a text only when `parse` does, and what it
+/// reads is what `parse` builds.
+@Suite struct JSONParserReaderTests {
+    /// Whether the reader, skipping the whole text, accepts it.
+    static func skips(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            JSONParser.read(buffer) { (reader: inout JSONParser) throws(JSONParser.ReadRefused) -> Bool? in
+                try reader.skipValue(depth: 0)
+                return true
+            } ?? false
+        }
+    }
+
+    static func parses(_ bytes: [UInt8]) -> Bool { (try? JSONParser.parse(bytes)) != nil }
+
+    @Test(arguments: [
+        "", " ", "{", "[1,", #"{"a"}"#, #"{"a":}"#, "[1 2]", "01", "1.", "1e", "-", "tru", "nul", "[1,]", #"{"a":1,}"#,
+        #""\x""#, #""\u12""#, #""\u12g4""#, "\"a\u{01}b\"", #""unterminated"#, "{} {}", "1 2",
+        "{}", "[]", "0", "-0.5e+3", #""\ud83d\ude00\ud800\"\\\/\b\f\n\r\t""#, "caf\u{E9}", "\"caf\u{E9}\"",
+        #" {"a":[1,{"b":null,"c":[true,false]}],"d":"e"} "#, "[" + String(repeating: "[", count: 510) + String(repeating: "]", count: 511),
+        "[" + String(repeating: "[", count: 511) + String(repeating: "]", count: 512),
+        "{\"a\":" + String(repeating: "{\"a\":", count: 510) + "1" + String(repeating: "}", count: 511),
+        "{\"a\":" + String(repeating: "{\"a\":", count: 511) + "1" + String(repeating: "}", count: 512),
+    ])
+    func acceptsWhatParseAccepts(_ text: String) {
+        let bytes = Array(text.utf8)
+        #expect(Self.skips(bytes) == Self.parses(bytes), "\(text.prefix(80))")
+    }
+
+    @Test func randomTextsAreAcceptedAlike() {
+        var random = Generator(seed: 7)
+        let alphabet = Array(#"{}[]:,"\ u0123456789abcdefnulltruefalse-+.eE"#.utf8) + [0x01, 0x80, 0xC3, 0xA9, 0xFF, 0x0A, 0x20]
+        let seeds = [#"{"a":[1,2.5,{"b":"c\n"}],"d":null,"e":true}"#, #"[{"x":"\u00e9"},-1e9,false]"#, #""s\"t""#]
+        for round in 0..<30_000 {
+            var bytes = Array(seeds[round % seeds.count].utf8)
+            if round % 4 == 0 {
+                bytes = (0..<Int(random.next() % 24)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
+            } else {
+                for _ in 0..<(1 + Int(random.next() % 3)) {
+                    let at = Int(random.next() % UInt64(bytes.count + 1))
+                    let b = alphabet[Int(random.next() % UInt64(alphabet.count))]
+                    if at < bytes.count, random.next() % 2 == 0 { bytes[at] = b } else { bytes.insert(b, at: min(at, bytes.count)) }
+                }
+            }
+            #expect(Self.skips(bytes) == Self.parses(bytes), "\(bytes)")
+        }
+    }
+
+    @Test func readsFieldsAsParseBuildsThem() throws {
+        let text = #"{"s":"caf\u00e9 \ud83d\ude00\n","i":-42,"k":"kind","skip":[{"x":1}],"t\u0079pe":1}"#
+        let parsed = try JSONParser.parse(text)
+        let bytes = Array(text.utf8)
+        let read = bytes.withUnsafeBufferPointer { buffer in
+            JSONParser.read(buffer) { (reader: inout JSONParser) throws(JSONParser.ReadRefused) -> (String, Int64, Bool)? in
+                try reader.enterObject(depth: 1)
+                var first = true
+                var s = "", i: Int64 = 0, k = false
+                while let key = try reader.nextKey(first: &first) {
+                    switch String(decoding: key, as: UTF8.self) {
+                    case "s": s = try reader.readString()
+                    case "i": i = try reader.readInt()
+                    case "k": k = reader.consumeString("kind")
+                    default: try reader.skipValue(depth: 1)
+                    }
+                }
+                return (s, i, k)
+            }
+        }
+        // The escaped key is refused: the caller reads the text with `parse` instead.
+        #expect(read == nil)
+        let plain = Array(#"{"s":"caf\u00e9 \ud83d\ude00\n","i":-42,"k":"kind","skip":[{"x":1}]}"#.utf8)
+        let again = plain.withUnsafeBufferPointer { buffer in
+            JSONParser.read(buffer) { (reader: inout JSONParser) throws(JSONParser.ReadRefused) -> (String, Int64, Bool)? in
+                try reader.enterObject(depth: 1)
+                var first = true
+                var s = "", i: Int64 = 0, k = false
+                while let key = try reader.nextKey(first: &first) {
+                    switch String(decoding: key, as: UTF8.self) {
+                    case "s": s = try reader.readString()
+                    case "i": i = try reader.readInt()
+                    case "k": k = reader.consumeString("kind")
+                    default: try reader.skipValue(depth: 1)
+                    }
+                }
+                return (s, i, k)
+            }
+        }
+        #expect(again?.0 == parsed["s"]?.stringValue)
+        #expect(again?.1 == parsed["i"]?.intValue)
+        #expect(again?.2 == true)
+    }
+
+    struct Generator {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}
