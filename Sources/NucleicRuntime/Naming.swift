@@ -66,36 +66,44 @@ public enum Naming {
 }
 
 extension Naming {
+    /// The shortest part of an id that names it by prefix or suffix, as git's shortest
+    /// abbreviation: two hex digits name one id in 256, so `show 99` with no session 99 would
+    /// show a session whose id happens to end in 99.
+    public static let shortestIDPart = 4
+
     /// The one session `reference` names, trying in order: its handle (`12`, or `#12`), its
-    /// branch (`nucleic/fix-login-0f3a9c`, or without the `nucleic/`), a unique prefix of its id,
-    /// a unique suffix of its id. The first kind that matches anything decides: two sessions
-    /// whose ids both start with the reference are ambiguous even if one id also ends with it.
+    /// branch (`nucleic/fix-login-0f3a9c`, or without the `nucleic/`), its id, a unique prefix of
+    /// its id, a unique suffix of its id (prefix and suffix of at least `shortestIDPart`
+    /// characters). The first kind that matches anything decides: two sessions whose ids both
+    /// start with the reference are ambiguous even if one id also ends with it.
     public static func resolve(session reference: String, among sessions: [SessionSummary]) -> PrefixMatch<SessionSummary> {
         let needle = reference.lowercased()
         guard !needle.isEmpty else { return .none }
         let handle = needle.hasPrefix("#") ? String(needle.dropFirst()) : needle
-        let stages: [(SessionSummary) -> Bool] = [
+        var stages: [(SessionSummary) -> Bool] = [
             { $0.handle?.lowercased() == handle },
             { $0.branch.lowercased() == needle || $0.branch.lowercased() == "nucleic/" + needle },
             { $0.sessionID.rawValue == needle },
-            { $0.sessionID.rawValue.hasPrefix(needle) },
-            { $0.sessionID.rawValue.hasSuffix(needle) },
         ]
+        if needle.count >= shortestIDPart {
+            stages += [{ $0.sessionID.rawValue.hasPrefix(needle) }, { $0.sessionID.rawValue.hasSuffix(needle) }]
+        }
         return firstDeciding(stages, among: sessions) { $0.sessionID < $1.sessionID }
     }
 
-    /// The one approval `reference` names: its handle (`12.1`), a unique prefix of its id, a
-    /// unique suffix of its id, in that order.
+    /// The one approval `reference` names: its handle (`12.1`), its id, a unique prefix of its
+    /// id, a unique suffix of its id (of at least `shortestIDPart` characters), in that order.
     public static func resolve(approval reference: String, among approvals: [ApprovalRequest]) -> PrefixMatch<ApprovalRequest> {
         let needle = reference.lowercased()
         guard !needle.isEmpty else { return .none }
         let handle = needle.hasPrefix("#") ? String(needle.dropFirst()) : needle
-        let stages: [(ApprovalRequest) -> Bool] = [
+        var stages: [(ApprovalRequest) -> Bool] = [
             { $0.handle?.lowercased() == handle },
             { $0.id.rawValue == needle },
-            { $0.id.rawValue.hasPrefix(needle) },
-            { $0.id.rawValue.hasSuffix(needle) },
         ]
+        if needle.count >= shortestIDPart {
+            stages += [{ $0.id.rawValue.hasPrefix(needle) }, { $0.id.rawValue.hasSuffix(needle) }]
+        }
         return firstDeciding(stages, among: approvals) { $0.id < $1.id }
     }
 

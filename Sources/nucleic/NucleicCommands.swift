@@ -65,8 +65,9 @@ enum NucleicCommands {
           version                                  print versions of nucleic and its libraries
           help [COMMAND]                           show help
 
-        A SESSION is its handle (12, as `ls` shows it), its branch, or the start or end of its id;
-        an APPROVAL is its handle (12.1) or the start or end of its id. Commands take --json
+        A SESSION is its handle (12, as `ls` shows it), its branch, or the start or end of its id
+        (4 characters or more); an APPROVAL is its handle (12.1) or 4 or more characters from the
+        start or end of its id. Commands take --json
         (errors then are {"error":{"code","message"}} on stderr); `CMD --help` shows a command's
         options; `--` ends options. Short options: -a --all, -b --backend, -f --follow,
         -m --message, -n --name, -p --project, -s --stat, -t --title, -h --help.

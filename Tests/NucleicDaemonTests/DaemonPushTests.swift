@@ -73,7 +73,7 @@ import Testing
 
         let requests = try await push.waitForRequests(1)
         let waited = ContinuousClock.now - shownAt
-        try #require(requests.count == 1, "\(requests)")
+        try #require(requests.count == 1, "\(requests); \(push.diagnosis)")
         #expect(waited >= .milliseconds(1500), "the devices wait for notify-grace: \(waited)")
         let request = requests[0]
         #expect(request["path"] as? String == "/push/ana" && request["vapidValid"] as? Bool == true && request["problems"] as? [String] == [],
@@ -97,7 +97,7 @@ import Testing
                 && r.decidedBy == "user:\(ProcessInfo.processInfo.environment["USER"] ?? "uid\(getuid())")" && r.decidedByLabel == "desktop", "\(r)")
         let after = try await push.waitForRequests(2)
         let withdrawn = try JSONSerialization.jsonObject(with: Data((after.last?["plaintext"] as? String ?? "").utf8)) as? [String: Any]
-        #expect(after.count == 2 && withdrawn?["event"] as? String == "withdraw" && withdrawn?["approvalID"] as? String == approvalID, "\(after)")
+        #expect(after.count == 2 && withdrawn?["event"] as? String == "withdraw" && withdrawn?["approvalID"] as? String == approvalID, "\(after); \(push.diagnosis)")
         let everything = (try? String(contentsOfFile: push.log, encoding: .utf8)) ?? ""
         let calls = desktop.calls().joined(separator: "\n")
         for secret in ["echo", "hello.txt"] {

@@ -1,4 +1,5 @@
 import Foundation
+import NucleicTestSupport
 
 /// The processes of this machine as `/proc` shows them, for tests that check what is left behind.
 public struct ProcessTable {
@@ -92,18 +93,20 @@ public enum Orphans {
     /// those that were re-parented to this process.
     public static func collect(_ pids: [Int32], grace: Duration = .seconds(20)) async {
         let deadline = ContinuousClock.now + grace
+        // Taken now: by the deadline a pid that ended may name another test's process.
+        let identities = Dictionary(pids.compactMap(ProcessIdentity.init).map { ($0.pid, $0) }) { first, _ in first }
         var remaining = Set(pids)
         while !remaining.isEmpty {
             for pid in remaining {
                 let entry = ProcessTable.entry(pid)
-                if entry == nil { remaining.remove(pid); continue }
+                if entry == nil || identities[pid]?.exists == false { remaining.remove(pid); continue }
                 if entry!.isZombie {
                     if entry!.parent == getpid() { reap(pid) }
                     // A zombie of another parent is that parent's to reap.
                     if entry!.parent != getpid() || ProcessTable.entry(pid) == nil { remaining.remove(pid) }
                     continue
                 }
-                if ContinuousClock.now > deadline { kill(pid, SIGKILL) }
+                if ContinuousClock.now > deadline, identities[pid]?.signal(SIGKILL) != true { remaining.remove(pid) }
             }
             if !remaining.isEmpty { try? await Task.sleep(for: .milliseconds(50)) }
         }

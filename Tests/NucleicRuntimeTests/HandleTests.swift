@@ -96,4 +96,35 @@ import Testing
         #expect(Naming.resolve(approval: String(third.id.rawValue.suffix(6)), among: pending) == .one(pending.first { $0.id == third.id }!))
         #expect(Naming.resolve(approval: "3.1", among: pending) == .none)
     }
+
+    /// A short number that is no handle names nothing, not a session or approval whose id happens
+    /// to end in those digits: an id's prefix or suffix names it from four characters on.
+    @Test func aNumberThatIsNoHandleNamesNothingAndShortIDPartsNameNothing() {
+        func session(_ id: String, handle: String) -> SessionSummary {
+            SessionSummary(sessionID: SessionID(id), projectName: "shop", backend: "replay", status: .finished,
+                           title: "t", branch: "nucleic/t-\(id.suffix(6))", worktree: "/w", lastSeq: 0, pendingApprovals: 0,
+                           updatedAt: Timestamp(millisecondsSince1970: 0), handle: handle)
+        }
+        let one = session("01a2425a-6568-75ff-95ee-18f725ab0d99", handle: "1")
+        let two = session("01a2425b-0000-7000-8000-000000001234", handle: "2")
+        let sessions = [one, two]
+        #expect(Naming.resolve(session: "99", among: sessions) == .none)
+        #expect(Naming.resolve(session: "#99", among: sessions) == .none)
+        #expect(Naming.resolve(session: "1234", among: sessions) == .one(two), "the end of the id, as its branch shows it")
+        #expect(Naming.resolve(session: "d99", among: sessions) == .none, "three characters are too few")
+        #expect(Naming.resolve(session: "0d99", among: sessions) == .one(one))
+        #expect(Naming.resolve(session: "01a2425b", among: sessions) == .one(two))
+        #expect(Naming.resolve(session: "01a", among: sessions) == .none)
+        #expect(Naming.resolve(session: "2", among: sessions) == .one(two))
+
+        let approval = ApprovalRequest(id: ApprovalID("01a2425c-0000-7000-8000-000000000099"), sessionID: one.sessionID,
+                                       toolCallID: nil, toolName: "Bash", input: ["command": "ls"], risk: .readOnly,
+                                       capabilities: .claude, handle: "1.1")
+        #expect(Naming.resolve(approval: "99", among: [approval]) == .none)
+        #expect(Naming.resolve(approval: "9.99", among: [approval]) == .none)
+        #expect(Naming.resolve(approval: "099", among: [approval]) == .none, "three characters are too few")
+        #expect(Naming.resolve(approval: "0099", among: [approval]) == .one(approval))
+        #expect(Naming.resolve(approval: "8000-000000000099", among: [approval]) == .one(approval))
+        #expect(Naming.resolve(approval: "1.1", among: [approval]) == .one(approval))
+    }
 }

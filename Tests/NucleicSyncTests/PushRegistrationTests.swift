@@ -204,7 +204,7 @@ struct PushRegistrationTests {
         let session = try await r.rig.host.startSession(.init(prompt: "Make the greeting file", backend: "replay",
                                                               fixture: Fixture.root.appendingPathComponent("claude/tool-allow.jsonl").path))
         let requests = try await push.waitForRequests(3)
-        #expect(Set(requests.compactMap { $0["path"] as? String }) == ["/push/kept", "/gone", "/missing"], "\(requests)")
+        #expect(Set(requests.compactMap { $0["path"] as? String }) == ["/push/kept", "/gone", "/missing"], "\(requests); \(push.diagnosis)")
         for _ in 0..<100 where (try r.saved()).count != 1 { try await Task.sleep(for: .milliseconds(50)) }
         #expect(Set(try r.saved().keys) == [keptID], "410 and 404 delete the registration")
         #expect(await r.deviceChannels() == ["device:\(keptID)"])

@@ -13,8 +13,11 @@ public final class APNsServerPeer: Sendable {
     public init(teamID: String, keyID: String, topic: String, keyFile: String) throws {
         guard let python = PushServicePeer.python else { throw PushServicePeer.Missing() }
         peer = try PeerProcess("apns", python: python, script: "apns_server.py") { [$0, teamID, keyID, topic, keyFile] }
-        port = peer.readyObject["port"] as? Int ?? 0
+        port = try peer.readyPort()
     }
+
+    /// For failure messages: whether the peer still runs, and its stderr.
+    public var diagnosis: String { peer.diagnosis }
 
     /// The requests so far, oldest first.
     public func requests() throws -> [[String: Any]] { try peer.jsonLines("requests.jsonl") }

@@ -5,12 +5,16 @@ import Foundation
 public final class HTTPSink: Sendable {
     let peer: PeerProcess
     /// The port it listens on, as text (it goes into URLs).
-    public var port: String { peer.readyLine.trimmingCharacters(in: .whitespaces) }
+    public let port: String
     public var log: String { peer.folder + "/requests.jsonl" }
 
     public init(secret: String) throws {
         peer = try PeerProcess("http", python: "/usr/bin/python3", script: "http_sink.py") { [$0 + "/requests.jsonl", secret] }
+        port = String(try peer.readyPort())
     }
+
+    /// For failure messages: whether the peer still runs, and its stderr.
+    public var diagnosis: String { peer.diagnosis }
 
     public func requests() throws -> [[String: Any]] { try peer.jsonLines("requests.jsonl") }
 

@@ -25,8 +25,11 @@ public struct PeerFailure: Error, CustomStringConvertible {
 /// out of its stdout, its stderr kept in a file for the failure messages.
 ///
 /// A hung peer must not hang the test run: after `watchdog` seconds it is killed (SIGKILL, which
-/// no inherited signal mask blocks), which ends a waiting `receive` with EOF. The calls block, so
-/// a caller on the cooperative pool hops to a Dispatch thread for them (as `RemoteClientPeer`).
+/// no inherited signal mask blocks), which ends a waiting `receive` with EOF. The watchdog is
+/// called off when the peer is closed or freed, and signals through the peer's
+/// `ProcessIdentity`: by the time it fires the pid may name another test's process. The calls
+/// block, so a caller on the cooperative pool hops to a Dispatch thread for them (as
+/// `RemoteClientPeer`).
 public final class LinePeer: @unchecked Sendable {  // used by one caller at a time
     public let name: String
     private let process = Process()
@@ -34,6 +37,8 @@ public final class LinePeer: @unchecked Sendable {  // used by one caller at a t
     private let output: FileHandle
     private let errors: URL
     private var buffered: [UInt8] = []
+    private let identity: ProcessIdentity?
+    private let watchdog: DispatchWorkItem
 
     public init(_ script: String, arguments: [String] = [], watchdog: Double = 60) throws {
         guard let python = PeerPython.path else { throw PeerFailure(PeerPython.missing) }
@@ -50,11 +55,10 @@ public final class LinePeer: @unchecked Sendable {  // used by one caller at a t
         try process.run()
         input = stdin.fileHandleForWriting
         output = stdout.fileHandleForReading
-        let pid = process.processIdentifier
-        let running = process
-        DispatchQueue.global().asyncAfter(deadline: .now() + watchdog) {
-            if running.isRunning { kill(pid, SIGKILL) }
-        }
+        let identity = ProcessIdentity(process.processIdentifier)
+        self.identity = identity
+        self.watchdog = DispatchWorkItem { identity?.signal(SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + watchdog, execute: self.watchdog)
     }
 
     public func send(_ line: String) throws {
@@ -92,10 +96,12 @@ public final class LinePeer: @unchecked Sendable {  // used by one caller at a t
         if let last { try? send(last) }
         try? input.close()
         process.waitUntilExit()
+        watchdog.cancel()
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        watchdog.cancel()
+        if process.isRunning { identity?.signal(SIGKILL) }
         try? FileManager.default.removeItem(at: errors)
     }
 }

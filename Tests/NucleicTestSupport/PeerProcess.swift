@@ -6,16 +6,19 @@ import Glibc
 /// A peer process a test talks to (a protocol server from Tests/Peers, a bus daemon): started
 /// with a scratch folder of its own, ready once it has printed its first line on stdout (its
 /// port, address, or a JSON object saying where it listens), and stopped with everything it
-/// started.
+/// started. Its stderr is kept in the folder (`stderr.txt`) for the failure messages
+/// (`diagnosis`); a peer that ends before its first line is an error that shows it.
 ///
 /// `stop` sends SIGKILL, not SIGTERM: a child spawned from one of the test's concurrency threads
 /// inherits that thread's blocked signal mask and would ignore SIGTERM (and `waitUntilExit` spin).
+/// It signals through each process's `ProcessIdentity`, never a bare pid.
 public final class PeerProcess: @unchecked Sendable {  // set up in init and `attach`, ended in stop()
     /// The scratch folder, removed by `stop`.
     public let folder: String
     /// The first line the peer printed, without its newline.
     public let readyLine: String
-    private var processes: [Process]
+    private let name: String
+    private var processes: [(process: Process, identity: ProcessIdentity?)]
 
     /// Starts `executable` with the arguments `arguments(folder)` gives, and waits for its first
     /// line. `name` labels the scratch folder (`nucleic-<name>-…`).
@@ -26,17 +29,28 @@ public final class PeerProcess: @unchecked Sendable {  // set up in init and `at
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments(folder)
         if let environment { process.environment = environment }
+        self.name = name
         let out = Pipe()
         process.standardOutput = out
+        let errors = folder + "/stderr.txt"
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         try process.run()
-        processes = [process]
+        let identity = ProcessIdentity(process.processIdentifier)
+        processes = [(process, identity)]
         var text = ""
         while !text.contains("\n") {
             let chunk = out.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        readyLine = text.split(separator: "\n").first.map(String.init) ?? ""
+        guard let first = text.split(separator: "\n", omittingEmptySubsequences: false).first, text.contains("\n") else {
+            let errors = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            if identity?.signal(SIGKILL) == true { process.waitUntilExit() }
+            try? FileManager.default.removeItem(atPath: folder)
+            throw PeerFailure("the \(name) peer ended before saying where it listens (it printed \(text.debugDescription)); its stderr: \(errors)")
+        }
+        readyLine = String(first)
     }
 
     /// Starts a peer script of `Tests/Peers` with `python`.
@@ -50,6 +64,15 @@ public final class PeerProcess: @unchecked Sendable {  // set up in init and `at
         (try? JSONSerialization.jsonObject(with: Data(readyLine.utf8))) as? [String: Any] ?? [:]
     }
 
+    /// The port the ready line names (its `port`, or the whole line as a number); an error that
+    /// shows the line and the peer's stderr when it names none.
+    public func readyPort() throws -> Int {
+        if let port = readyObject["port"] as? Int ?? Int(readyLine.trimmingCharacters(in: .whitespaces)), port > 0 { return port }
+        let failure = PeerFailure("the \(name) peer named no port in its first line \(readyLine.debugDescription): \(diagnosis)")
+        stop()
+        throw failure
+    }
+
     /// Starts another process that lives and is stopped with this one (output discarded).
     public func attach(executable: String, arguments: [String], environment: [String: String]? = nil) throws {
         let process = Process()
@@ -57,8 +80,19 @@ public final class PeerProcess: @unchecked Sendable {  // set up in init and `at
         process.arguments = arguments
         if let environment { process.environment = environment }
         process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/stderr.txt"))
         try process.run()
-        processes.append(process)
+        processes.append((process, ProcessIdentity(process.processIdentifier)))
+    }
+
+    /// Whether the first process (the peer itself) still runs.
+    public var isRunning: Bool { processes.first?.identity?.exists == true && processes.first!.process.isRunning }
+
+    /// For failure messages: whether the peer still runs, and what it wrote on stderr.
+    public var diagnosis: String {
+        let errors = (try? String(contentsOfFile: folder + "/stderr.txt", encoding: .utf8)) ?? ""
+        let state = isRunning ? "still running" : "not running"
+        return "the \(name) peer (\(processes.first.map { "pid \($0.process.processIdentifier)" } ?? "never started")) is \(state); its stderr: \(errors.isEmpty ? "(empty)" : String(errors.suffix(2000)))"
     }
 
     /// The objects of a JSON-lines file in the folder (a peer's request log), oldest first; none
@@ -85,9 +119,8 @@ public final class PeerProcess: @unchecked Sendable {  // set up in init and `at
 
     /// Kills every process (the attached ones first), waits for them, removes the folder.
     public func stop() {
-        for process in processes.reversed() {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        for (process, identity) in processes.reversed() {
+            if identity?.signal(SIGKILL) == true { process.waitUntilExit() }
         }
         try? FileManager.default.removeItem(atPath: folder)
     }

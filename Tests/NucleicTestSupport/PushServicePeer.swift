@@ -26,11 +26,14 @@ public final class PushServicePeer: Sendable {
     public init() throws {
         guard let python = Self.python else { throw Missing() }
         peer = try PeerProcess("push", python: python, script: "push_service.py") { [$0 + "/requests.jsonl"] }
+        port = try peer.readyPort()
         let ready = peer.readyObject
-        port = ready["port"] as? Int ?? 0
         p256dh = ready["p256dh"] as? String ?? ""
         auth = ready["auth"] as? String ?? ""
     }
+
+    /// For failure messages: whether the peer still runs, and its stderr.
+    public var diagnosis: String { peer.diagnosis }
 
     /// The requests so far, oldest first.
     public func requests() throws -> [[String: Any]] { try peer.jsonLines("requests.jsonl") }
