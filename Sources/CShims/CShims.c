@@ -45,6 +45,10 @@ pid_t nucleic_spawn(const char *path, char *const argv[], char *const envp[], co
             rc = posix_spawn_file_actions_adddup2(&actions, fds[target], target);
         }
     }
+    // Nothing else crosses over: a descriptor some library or caller left without O_CLOEXEC
+    // would otherwise live on in every shim and agent (a test runner's pipe among them, which
+    // then waits for a shim that outlives its daemon by design).
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     if (rc == 0 && cwd != NULL) rc = posix_spawn_file_actions_addchdir_np(&actions, cwd);
 
     sigset_t empty, all;

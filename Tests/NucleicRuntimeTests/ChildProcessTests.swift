@@ -47,6 +47,22 @@ struct ChildProcessTests {
         #expect(await process.wait() == .exited(0))
     }
 
+    /// A descriptor this process holds without O_CLOEXEC (a library's, a test runner's pipe)
+    /// does not reach the child: it has its 0, 1 and 2 and nothing else.
+    @Test func theChildGetsItsStdioAndNoOtherDescriptor() async throws {
+        var leaky: [Int32] = [0, 0]
+        #expect(pipe(&leaky) == 0)
+        defer { close(leaky[0]); close(leaky[1]) }
+        #expect(fcntl(leaky[1], F_GETFD) & FD_CLOEXEC == 0)
+        // The shell lists its own descriptors, less the one `ls` opens to read the folder.
+        let process = try ChildProcess.spawn(executable: "/bin/sh", arguments: ["-c", "cd /proc/self/fd && echo *"])
+        process.closeStdin()
+        let listed = String(decoding: await collect(process.stdout), as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
+        #expect(await process.wait() == .exited(0))
+        #expect(!listed.contains(leaky[0]) && !listed.contains(leaky[1]), "\(listed)")
+        #expect(Set(listed).isSubset(of: [0, 1, 2, 3]), "only stdio (and the folder the shell reads): \(listed)")
+    }
+
     @Test func keepsTheTailOfStderr() async throws {
         let script = #"i=0; while [ $i -lt 10000 ]; do echo "noise $i" >&2; i=$((i+1)); done; echo "last words" >&2; exit 2"#
         let process = try ChildProcess.spawn(executable: "/bin/sh", arguments: ["-c", script])

@@ -34,7 +34,11 @@ import Testing
                                                   maxRunning: maxRunning, replaySpeed: "max"))
         }
 
-        func remove() { try? FileManager.default.removeItem(atPath: root) }
+        /// Ends what a failed test left running (shims outlive their host), then removes the folder.
+        func remove() {
+            LeftoverShims.end(home: home.path)
+            try? FileManager.default.removeItem(atPath: root)
+        }
     }
 
     func fixture(_ name: String) -> String { Fixture.root.appendingPathComponent(name).path }

@@ -20,27 +20,10 @@ import Testing
         return (root, ShimFiles(folder: folder))
     }
 
-    /// Ends what a failed test may have left: the agent's group and the shim (from `shim.json`),
-    /// then removes the folder.
-    ///
-    /// Those pids may have come round again to another test's processes since: a process that
-    /// started after `shim.json` was written is not ours. A group whose leader is gone is still
-    /// the agent's (the kernel gives no process a pid that is a live group's id).
+    /// Ends what a failed test may have left (the agent's group and the shim), then removes the
+    /// folder.
     func cleanUp(_ root: String, _ files: ShimFiles) {
-        if let text = try? String(contentsOfFile: files.info, encoding: .utf8), let info = try? JSONParser.parse(text),
-           let written = (try? FileManager.default.attributesOfItem(atPath: files.info))?[.modificationDate] as? Date {
-            func ours(_ identity: ProcessIdentity) -> Bool { identity.startedAt.map { $0 <= written.addingTimeInterval(1) } ?? false }
-            if let agent = info["agentPID"]?.intValue.map(Int32.init) {
-                if let leader = ProcessIdentity(agent) {
-                    if ours(leader) { kill(-agent, SIGKILL) }
-                } else {
-                    kill(-agent, SIGKILL)
-                }
-            }
-            if let shim = info["shimPID"]?.intValue.map(Int32.init), let identity = ProcessIdentity(shim), ours(identity) {
-                identity.signal(SIGKILL)
-            }
-        }
+        LeftoverShims.end(folder: files.folder)
         try? FileManager.default.removeItem(atPath: root)
     }
 

@@ -14,7 +14,8 @@ enum {
 };
 
 /// Spawns `path` with `argv`/`envp` (NULL-terminated) in `cwd` (NULL: inherit), with the given
-/// descriptors as the child's 0, 1 and 2 (-1: /dev/null). The child gets an empty signal mask and
+/// descriptors as the child's 0, 1 and 2 (-1: /dev/null) and no other descriptor of this process
+/// (everything from 3 up is closed in the child). The child gets an empty signal mask and
 /// every signal at its default disposition (SIGPIPE included). Searches PATH when `path` has no
 /// slash. Returns the pid, or -errno.
 pid_t nucleic_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,

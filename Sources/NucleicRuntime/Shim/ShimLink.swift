@@ -139,14 +139,29 @@ public final class ShimLink: Sendable {
         return link
     }
 
+    /// How long `adopt` waits for a held adoption lock before it says another daemon holds it.
+    ///
+    /// A lock the previous holder has just released can still be held for a moment: a child that
+    /// process was forking when it closed the descriptor holds a copy until its `exec` closes it
+    /// (`O_CLOEXEC`), and a dying daemon's descriptors close with its last thread. Another daemon
+    /// of the same home is ruled out earlier, by the socket's lock, so a lock that stays held is
+    /// rare and worth a short wait to tell apart.
+    static let heldLockWait = 1.0
+
     /// Adopts the live shim in `files.folder`: takes the adoption lock, connects, and reads its
     /// state. Nil when no shim answers there (none was started, or it has gone).
-    /// - Throws: `ShimError` when another daemon holds the shim.
+    /// - Throws: `ShimError` when another daemon holds the shim (its lock stays held for
+    ///   `heldLockWait`).
     public static func adopt(_ files: ShimFiles, process: ChildProcess? = nil) throws(ShimError) -> ShimLink? {
         let lock = Glibc.open(files.adoptLock, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lock >= 0 else { throw ShimError("cannot open \(files.adoptLock): \(errnoName(errno))") }
+        let giveUp = ShimMonitor.monotonicSeconds() + heldLockWait
         while flock(lock, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
+            if errno == EWOULDBLOCK, ShimMonitor.monotonicSeconds() < giveUp {
+                usleep(10_000)
+                continue
+            }
             Glibc.close(lock)
             throw ShimError("the shim in \(files.folder) is adopted by another daemon (\(files.adoptLock) is locked)")
         }
