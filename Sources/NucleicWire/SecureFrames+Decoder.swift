@@ -54,6 +54,7 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
     }
 
     /// Adds bytes from the stream.
+    @inlinable  // specialized in the caller: its arrays go to the raw-buffer entry without a generic call
     public mutating func append(_ bytes: some Collection<UInt8>) {
         let done: Void? = bytes.withContiguousStorageIfAvailable { append(UnsafeRawBufferPointer($0)) }
         if done == nil { Array(bytes).withUnsafeBytes { append($0) } }
@@ -110,13 +111,10 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
         do {
             while let range = try buffer.nextFrame(minimum: SecureFrames.minTransportFrameSize) {
                 let streamOffset = buffer.offset + range.lowerBound - SecureFrames.lengthSize
-                // The bytes are moved out of `self` for the duration, so the closures can use the
-                // cipher and `partial` without overlapping access to `self`.
-                var bytes = buffer.bytes
-                buffer.bytes = []
-                let result = decryptFrame(in: &bytes, range: range, streamOffset: streamOffset)
-                buffer.bytes = bytes
-                let completed = try result.get()
+                // Disjoint stored properties, each passed on its own (no copy of the storage).
+                let completed = try Self.decryptFrame(in: &buffer.bytes, range: range, streamOffset: streamOffset, cipher: &cipher,
+                                                      partial: &partial, lastReassembledSize: lastReassembledSize,
+                                                      maxMessageSize: maxMessageSize).get()
                 if case .more = completed {
                     buffer.consume(through: range.upperBound)
                     continue
@@ -151,13 +149,15 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
     /// `partial`, reserved at the size of the last reassembled message. Every later fragment is
     /// decrypted straight from the receive buffer into `partial`, and the completed message is
     /// `partial` itself, moved out by `next()`: the fragments are never copied again.
-    private mutating func decryptFrame(in bytes: inout [UInt8], range: Range<Int>, streamOffset: Int) -> Result<Completed, SecureFrameError> {
+    private static func decryptFrame(in bytes: inout [UInt8], range: Range<Int>, streamOffset: Int, cipher: inout CipherState,
+                                     partial: inout [UInt8], lastReassembledSize: Int, maxMessageSize: Int) -> Result<Completed, SecureFrameError> {
         // The plaintext is the flags byte and the fragment (the frame is at least 17 bytes).
         let fragmentCount = range.count - Noise.tagSize - 1
         // Out of place only with a key (an unkeyed cipher's "plaintext" is the whole frame).
         if cipher.hasKey, !partial.isEmpty, partial.count + fragmentCount <= maxMessageSize {
             return bytes.withUnsafeBytes { bytes in
-                appendFragment(from: UnsafeRawBufferPointer(rebasing: bytes[range]), fragmentCount: fragmentCount, streamOffset: streamOffset)
+                appendFragment(from: UnsafeRawBufferPointer(rebasing: bytes[range]), fragmentCount: fragmentCount, streamOffset: streamOffset,
+                               cipher: &cipher, partial: &partial)
             }
         }
         return bytes.withUnsafeMutableBytes { bytes -> Result<Completed, SecureFrameError> in
@@ -166,10 +166,10 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
             do throws(NoiseError) {
                 count = try cipher.decrypt(ad: UnsafeRawBufferPointer(start: nil, count: 0), inPlace: frame)
             } catch {
-                return .failure(Self.decryptError(error, range.count, streamOffset))
+                return .failure(decryptError(error, range.count, streamOffset))
             }
             let flags = frame[0]
-            if let error = Self.checkFlags(flags, fragmentCount: count - 1, streamOffset: streamOffset) { return .failure(error) }
+            if let error = checkFlags(flags, fragmentCount: count - 1, streamOffset: streamOffset) { return .failure(error) }
             let fragment = UnsafeRawBufferPointer(rebasing: frame[1..<count])
             guard partial.count + fragment.count <= maxMessageSize else {
                 return .failure(SecureFrameError(.messageTooLarge, "the message reassembled at stream byte \(streamOffset) would exceed \(maxMessageSize) bytes"))
@@ -188,7 +188,8 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
     /// Decrypts a later fragment's frame from the receive buffer straight into `partial` (which
     /// is not empty, and has room for the fragment within `maxMessageSize`). The plaintext's
     /// flags byte lands on `partial`'s last byte, which is put back after.
-    private mutating func appendFragment(from frame: UnsafeRawBufferPointer, fragmentCount: Int, streamOffset: Int) -> Result<Completed, SecureFrameError> {
+    private static func appendFragment(from frame: UnsafeRawBufferPointer, fragmentCount: Int, streamOffset: Int,
+                                       cipher: inout CipherState, partial: inout [UInt8]) -> Result<Completed, SecureFrameError> {
         let start = partial.count - 1
         let kept = partial[start]
         partial.append(contentsOf: repeatElement(0, count: fragmentCount))
@@ -198,11 +199,11 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
                 try cipher.decrypt(ad: UnsafeRawBufferPointer(start: nil, count: 0), ciphertext: frame, into: target.baseAddress! + start)
             }
         } catch {
-            return .failure(Self.decryptError(error, frame.count, streamOffset))
+            return .failure(decryptError(error, frame.count, streamOffset))
         }
         let flags = partial[start]
         partial[start] = kept
-        if let error = Self.checkFlags(flags, fragmentCount: count - 1, streamOffset: streamOffset) { return .failure(error) }
+        if let error = checkFlags(flags, fragmentCount: count - 1, streamOffset: streamOffset) { return .failure(error) }
         return .success(flags & SecureFrames.moreFragments != 0 ? .more : .reassembled)
     }
 

@@ -18,6 +18,8 @@ public struct SecureFrameEncoder: ~Copyable, Sendable {
     public let maxFragmentSize: Int
     private var cipher: CipherState
     private var failure: SecureFrameError?
+    /// The bytes a frame's tag takes, appended before it is sealed in place.
+    private static let tagRoom = [UInt8](repeating: 0, count: Noise.tagSize)
 
     /// An encoder sending with `cipher` (a `SecureChannel`'s `sender`).
     ///
@@ -52,18 +54,19 @@ public struct SecureFrameEncoder: ~Copyable, Sendable {
         let overhead = SecureFrames.lengthSize + 1 + Noise.tagSize
         let start = out.count
         out.reserveCapacity(start + message.count + frames * overhead)
+        // Each frame is appended as its length and flags bytes, the fragment and room for the
+        // tag (copies from contiguous memory), then sealed where it stands.
         var position = 0
         do {
             for index in 0..<frames {
                 let fragment = min(maxFragmentSize, message.count - position)
-                let last = index == frames - 1
                 let noiseLength = 1 + fragment + Noise.tagSize
                 let frameStart = out.count
                 out.append(UInt8(noiseLength >> 8))
                 out.append(UInt8(noiseLength & 0xff))
-                out.append(last ? 0 : SecureFrames.moreFragments)
+                out.append(index == frames - 1 ? 0 : SecureFrames.moreFragments)
                 out.append(contentsOf: UnsafeRawBufferPointer(rebasing: message[position..<(position + fragment)]))
-                out.append(contentsOf: repeatElement(0, count: Noise.tagSize))
+                out.append(contentsOf: Self.tagRoom)
                 position += fragment
                 try out.withMutableBytes { (bytes) throws(NoiseError) in
                     let body = UnsafeMutableRawBufferPointer(rebasing: bytes[(frameStart + SecureFrames.lengthSize)...])

@@ -31,6 +31,7 @@ public struct SecureFrameSplitter: Sendable {
     }
 
     /// Adds bytes from the stream.
+    @inlinable  // specialized in the caller: its arrays go to the raw-buffer entry without a generic call
     public mutating func append(_ bytes: some Collection<UInt8>) {
         let done: Void? = bytes.withContiguousStorageIfAvailable { append(UnsafeRawBufferPointer($0)) }
         if done == nil { Array(bytes).withUnsafeBytes { append($0) } }

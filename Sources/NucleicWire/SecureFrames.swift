@@ -1,4 +1,7 @@
 public import NucleicProtocol
+#if canImport(Glibc)
+import Glibc  // memmove
+#endif
 
 /// The framing of Nucleic's secure channel on a byte stream (DESIGN.md §5, docs/NOISE.md).
 ///
@@ -62,24 +65,56 @@ extension CodedError.Code where Domain == SecureFrameFailure {
 }
 
 
-/// The bytes received and not yet framed: a growable buffer with a read position, shared by the
-/// splitter and the decoder.
+/// The bytes received and not yet framed, shared by the splitter and the decoder: storage that
+/// is reused from message to message, with a read position (`head`) and a write position
+/// (`end`). Appending copies into the storage after `end`; when the room there runs out, the
+/// unconsumed bytes move to the front, and the storage grows (at least doubling) only if that is
+/// not enough, so each byte moves O(1) times and a steady stream allocates nothing.
 struct FrameBuffer: Sendable {
-    /// The capacity kept when the buffer empties: a stream that carried one large message
-    /// usually carries more, and a fresh allocation of that size costs more than the cipher.
+    /// The storage kept when the buffer empties: a stream that carried one large message usually
+    /// carries more, and a fresh allocation of that size costs more than the cipher.
     static let retainedCapacity = 4 << 20
 
+    /// The storage; the bytes received and not consumed are `bytes[head..<end]`.
     var bytes: [UInt8] = []
     /// The first byte not yet consumed.
     var head = 0
+    /// One past the last byte received.
+    var end = 0
     /// The stream offset of `bytes[0]`, for error messages.
     var offset = 0
 
-    var unconsumedCount: Int { bytes.count - head }
+    var unconsumedCount: Int { end - head }
 
     mutating func append(_ chunk: UnsafeRawBufferPointer) {
-        compact()
-        bytes.append(contentsOf: chunk)
+        guard let source = chunk.baseAddress, chunk.count > 0 else { return }
+        if bytes.count - end < chunk.count { makeRoom(for: chunk.count) }
+        let at = end
+        bytes.withUnsafeMutableBytes { ($0.baseAddress! + at).copyMemory(from: source, byteCount: chunk.count) }
+        end += chunk.count
+    }
+
+    /// Makes room for `count` more bytes after `end`: moves the unconsumed bytes to the front of
+    /// the storage, or into a larger one when the storage would still be too small.
+    private mutating func makeRoom(for count: Int) {
+        let unconsumed = end - head
+        let needed = unconsumed + count
+        if needed > bytes.count {
+            var grown = [UInt8](repeating: 0, count: max(needed, 2 * bytes.count, 4096))
+            if unconsumed > 0 {
+                let from = head
+                grown.withUnsafeMutableBytes { target in
+                    bytes.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress! + from, byteCount: unconsumed) }
+                }
+            }
+            bytes = grown
+        } else if unconsumed > 0 {
+            let from = head
+            bytes.withUnsafeMutableBytes { memmove($0.baseAddress!, $0.baseAddress! + from, unconsumed) }
+        }
+        offset += head
+        head = 0
+        end = unconsumed
     }
 
     /// The range of the next complete frame's Noise message in `bytes`, nil while it is incomplete.
@@ -91,35 +126,28 @@ struct FrameBuffer: Sendable {
             throw SecureFrameError(.frameTooShort, "the frame at stream byte \(offset + head) announces \(length) bytes; a frame here has at least \(minimum)")
         }
         let start = head + SecureFrames.lengthSize
-        guard bytes.count - start >= length else { return nil }
+        guard end - start >= length else { return nil }
         return start..<(start + length)
     }
 
-    mutating func consume(through end: Int) {
-        head = end
-        if head == bytes.count { compact() }
-    }
-
-    /// Drops consumed bytes: all of them when nothing is left, otherwise once they are both more
-    /// than 64 KiB and more than half the buffer (so each byte moves O(1) times).
-    mutating func compact() {
-        if head == bytes.count {
-            offset += head
-            bytes.removeAll(keepingCapacity: bytes.capacity <= Self.retainedCapacity)
-            head = 0
-        } else if head > 1 << 16, head * 2 > bytes.count {
-            offset += head
-            bytes.removeFirst(head)
-            head = 0
-        }
+    /// Consumes the bytes before `position` (the end of a frame). When nothing is left, the
+    /// storage is kept for what comes next (up to `retainedCapacity`).
+    mutating func consume(through position: Int) {
+        head = position
+        guard head == end else { return }
+        offset += end
+        head = 0
+        end = 0
+        if bytes.count > Self.retainedCapacity { bytes = [] }
     }
 
     /// Hands over every unconsumed byte.
     mutating func takeAll() -> [UInt8] {
-        let rest = Array(bytes[head...])
-        offset += bytes.count
+        let rest = Array(bytes[head..<end])
+        offset += end
         bytes = []
         head = 0
+        end = 0
         return rest
     }
 }

@@ -19,7 +19,7 @@ enum SyncBenchmark: BenchCommand {
     static let summary = "Noise handshakes/s; frame encryption vs raw ChaCha20-Poly1305; one busy session to 100 subscribers"
     static let usage = """
         usage: nucleic-bench sync [--handshakes N] [--subscribers N] [--events N] [--seed N] [--nucleic PATH]
-                                  [--only handshakes,frames,fanout]
+                                  [--frame-sizes LIST] [--frame-bytes N] [--only handshakes,frames,fanout]
 
         Three measurements, in this process:
 
@@ -48,6 +48,10 @@ enum SyncBenchmark: BenchCommand {
           --events N        partials in the fan-out fixture (default 4000)
           --seed N          fixture seed (default 1)
           --nucleic PATH    the nucleic binary (the replay agent; default: next to this one)
+          --frame-sizes LIST  the message sizes of the frames rows, in bytes (default
+                            64,1024,16384,1048576)
+          --frame-bytes N   application bytes per pass of a frames row (default 64 MiB; smaller
+                            for a profiler)
           --only LIST       some measurements only: handshakes,frames,fanout (default all)
         """
 
@@ -58,9 +62,20 @@ enum SyncBenchmark: BenchCommand {
         var seed = 1
         var nucleic: String
         var only: Set<String> = ["handshakes", "frames", "fanout"]
+        var frameSizes = [64, 1024, 16 * 1024, 1 << 20]
+        var frameBytes = 64 << 20
 
         init(_ arguments: [String]) throws {
-            let args = try ArgumentParser(arguments, valued: ["handshakes", "subscribers", "events", "seed", "nucleic", "only"], boolean: [], short: [:], allowsPositionals: false, usage: usage)
+            let args = try ArgumentParser(arguments, valued: ["handshakes", "subscribers", "events", "seed", "nucleic", "only", "frame-sizes", "frame-bytes"],
+                                          boolean: [], short: [:], allowsPositionals: false, usage: usage)
+            if let list = args["frame-sizes"] {
+                let sizes = list.split(separator: ",").compactMap { Int($0) }
+                guard !sizes.isEmpty, sizes.count == list.split(separator: ",").count, sizes.allSatisfy({ (1...SecureFrames.maxMessageSize).contains($0) }) else {
+                    throw UsageError(message: "--frame-sizes takes sizes in bytes from 1 to \(SecureFrames.maxMessageSize), comma-separated, not '\(list)'", usage: usage)
+                }
+                frameSizes = sizes
+            }
+            frameBytes = try args.integer("frame-bytes", default: frameBytes, in: 1...(1 << 34), usage: usage)
             if let list = args["only"] {
                 let names = Set(list.split(separator: ",").map(String.init))
                 guard !names.isEmpty, names.isSubset(of: only) else {
@@ -103,7 +118,7 @@ enum SyncBenchmark: BenchCommand {
                 """)
         }
         if options.only.contains("frames") {
-            let frames = try frameRows()
+            let frames = try frameRows(sizes: options.frameSizes, bytes: options.frameBytes)
             Output.standardOutput("""
                 Frames: encoder + decoder vs raw ChaCha20-Poly1305 on the same fragments
                 \(Format.table([["message", "next() MB/s", "nextMessage MB/s", "raw MB/s", "next() ÷ raw", "nextMessage ÷ raw"]] + frames.map {
@@ -174,11 +189,12 @@ enum SyncBenchmark: BenchCommand {
         let raw: Double
     }
 
-    static func frameRows() throws -> [FrameRow] {
+    static func frameRows(sizes: [Int], bytes: Int) throws -> [FrameRow] {
         var rows: [FrameRow] = []
-        for (label, size) in [("64 B", 64), ("1 KiB", 1024), ("16 KiB", 16 * 1024), ("1 MiB", 1 << 20)] {
+        for size in sizes {
+            let label = size >= 1 << 20 && size % (1 << 20) == 0 ? "\(size >> 20) MiB" : size >= 1024 && size % 1024 == 0 ? "\(size >> 10) KiB" : "\(size) B"
             let message = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-            let total = max(64 << 20, size * 8)
+            let total = max(bytes, size * 8)
             let count = total / size
             // Rounds alternate the two rows, so that load from elsewhere falls on both alike; each
             // keeps its best pass.
