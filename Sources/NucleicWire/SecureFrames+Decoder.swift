@@ -32,6 +32,9 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
     /// The size of the last message reassembled from several fragments (at most
     /// `FrameBuffer.retainedCapacity`): the capacity a new one reserves.
     private var lastReassembledSize = 0
+    /// A message `append` completed (reassembled straight from the bytes it was given), returned
+    /// by the next `next()` or `nextMessage(_:)` before anything else.
+    private var ready: [UInt8]?
     private var failure: SecureFrameError?
 
     /// A decoder receiving with `cipher` (a `SecureChannel`'s `receiver`).
@@ -48,9 +51,109 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
 
     /// Adds bytes from the stream. Never throws; errors come from `next()`. Bytes appended after
     /// an error are ignored.
+    ///
+    /// Frames of large messages are decrypted from `bytes` itself, straight into the reassembly
+    /// buffer, without a copy into the receive buffer first: every later fragment of a message in
+    /// progress that lies whole in `bytes` (a frame begun in the receive buffer is completed from
+    /// `bytes` first), and a message's first fragment of at least `directFragmentSize` bytes when
+    /// the receive buffer is empty. Only the rest is copied into the receive buffer (small
+    /// messages are read there, in place). A message so completed waits for `next()`.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
-        buffer.append(bytes)
+        var rest = bytes
+        if cipher.hasKey, ready == nil, bytes.count > 0 { rest = decryptDirectly(bytes) }
+        if failure == nil { buffer.append(rest) }
+    }
+
+    /// The smallest first fragment `append` decrypts straight from the bytes it is given.
+    static let directFragmentSize = 16 * 1024
+
+    /// Decrypts what `append(_:)` takes straight from `bytes`, in stream order, stopping once a
+    /// message is complete, at a frame `bytes` does not hold whole, or at anything the buffered
+    /// path is to judge (a frame too short, a message too large, a frame already complete in the
+    /// receive buffer); returns the bytes left for the receive buffer. A failure is recorded for
+    /// `next()`.
+    private mutating func decryptDirectly(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        var rest = bytes
+        if buffer.unconsumedCount > 0 {
+            // Only a continuation frame begun there and not yet complete: complete frames go first,
+            // through `next()`.
+            guard !partial.isEmpty else { return rest }
+            let complete: Bool
+            do { complete = try buffer.nextFrame(minimum: SecureFrames.minTransportFrameSize) != nil } catch { return rest }
+            guard !complete else { return rest }
+            if buffer.unconsumedCount < SecureFrames.lengthSize {
+                let take = min(SecureFrames.lengthSize - buffer.unconsumedCount, rest.count)
+                buffer.append(UnsafeRawBufferPointer(rebasing: rest[..<take]))
+                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                if buffer.unconsumedCount < SecureFrames.lengthSize { return rest }
+            }
+            let length = Int(buffer.bytes[buffer.head]) << 8 | Int(buffer.bytes[buffer.head + 1])
+            let need = SecureFrames.lengthSize + length - buffer.unconsumedCount
+            guard length >= SecureFrames.minTransportFrameSize, rest.count >= need else { return rest }
+            buffer.append(UnsafeRawBufferPointer(rebasing: rest[..<need]))
+            rest = UnsafeRawBufferPointer(rebasing: rest[need...])
+            // The receive buffer now holds that one frame, a continuation: decrypted as `next()` would.
+            do {
+                if let (completed, end) = try nextCompleted() {
+                    guard case .reassembled = completed else { preconditionFailure("a continuation completes a reassembled message") }
+                    ready = takePartial()
+                    buffer.consume(through: end)
+                    return rest
+                }
+            } catch {
+                return rest
+            }
+        }
+        // The receive buffer is empty: `rest` starts at stream byte `buffer.offset`.
+        var position = 0
+        while ready == nil, rest.count - position >= SecureFrames.lengthSize {
+            let length = Int(rest[position]) << 8 | Int(rest[position + 1])
+            let fragmentCount = length - Noise.tagSize - 1
+            guard length >= SecureFrames.minTransportFrameSize, rest.count - position - SecureFrames.lengthSize >= length,
+                  partial.count + fragmentCount <= maxMessageSize,
+                  !partial.isEmpty || fragmentCount >= Self.directFragmentSize else { break }
+            let frame = UnsafeRawBufferPointer(rebasing: rest[(position + SecureFrames.lengthSize)..<(position + SecureFrames.lengthSize + length)])
+            let streamOffset = buffer.offset + position
+            let result = partial.isEmpty
+                ? Self.takeFirstFragment(from: frame, fragmentCount: fragmentCount, streamOffset: streamOffset, cipher: &cipher,
+                                         partial: &partial, lastReassembledSize: lastReassembledSize)
+                : Self.appendFragment(from: frame, fragmentCount: fragmentCount, streamOffset: streamOffset, cipher: &cipher, partial: &partial)
+            position += SecureFrames.lengthSize + length
+            switch result {
+            case .failure(let error):
+                failure = error
+                partial = []
+                return UnsafeRawBufferPointer(rebasing: rest[position...])
+            case .success(.reassembled):
+                ready = takePartial()
+            case .success:
+                break
+            }
+        }
+        buffer.offset += position
+        return UnsafeRawBufferPointer(rebasing: rest[position...])
+    }
+
+    /// Decrypts a message's first fragment from `frame` into the empty `partial` (the flags byte
+    /// first, then dropped): `.more`, or `.reassembled` for a message of this one fragment.
+    private static func takeFirstFragment(from frame: UnsafeRawBufferPointer, fragmentCount: Int, streamOffset: Int, cipher: inout CipherState,
+                                          partial: inout [UInt8], lastReassembledSize: Int) -> Result<Completed, SecureFrameError> {
+        partial.reserveCapacity(max(lastReassembledSize, fragmentCount + 1))
+        partial.append(contentsOf: repeatElement(0, count: fragmentCount + 1))
+        let count: Int
+        do throws(NoiseError) {
+            count = try partial.withMutableBytes { (target) throws(NoiseError) -> Int in
+                try cipher.decrypt(ad: UnsafeRawBufferPointer(start: nil, count: 0), ciphertext: frame, into: target.baseAddress!)
+            }
+        } catch {
+            partial = []
+            return .failure(decryptError(error, frame.count, streamOffset))
+        }
+        let flags = partial[0]
+        if let error = checkFlags(flags, fragmentCount: count - 1, streamOffset: streamOffset) { return .failure(error) }
+        partial.removeFirst()
+        return .success(flags & SecureFrames.moreFragments != 0 ? .more : .reassembled)
     }
 
     /// Adds bytes from the stream.
@@ -62,6 +165,10 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
 
     /// The next complete application message, or nil when more bytes are needed.
     public mutating func next() throws(SecureFrameError) -> [UInt8]? {
+        if let message = ready {
+            ready = nil
+            return message
+        }
         guard let (completed, end) = try nextCompleted() else { return nil }
         let message: [UInt8]
         switch completed {
@@ -78,6 +185,14 @@ public struct SecureFrameDecoder: ~Copyable, Sendable {
     /// an array made for each: a message of one fragment is read where it was decrypted, in the
     /// receive buffer, and the reassembly buffer keeps its capacity for the next message.
     public mutating func nextMessage<R>(_ body: (UnsafeRawBufferPointer) -> R) throws(SecureFrameError) -> R? {
+        if var message = ready {
+            ready = nil
+            let result = message.withUnsafeBytes(body)
+            // Its storage becomes the reassembly buffer again.
+            message.removeAll(keepingCapacity: message.capacity <= FrameBuffer.retainedCapacity)
+            partial = message
+            return result
+        }
         guard let (completed, end) = try nextCompleted() else { return nil }
         let result: R
         switch completed {

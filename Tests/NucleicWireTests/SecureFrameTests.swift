@@ -221,6 +221,73 @@ struct SecureFrameTests {
         }
     }
 
+    /// Large frames are decrypted straight from what `append` is given (a whole message's
+    /// fragments, or a fragment completing one begun in the receive buffer); small ones through
+    /// the receive buffer. Whichever way a byte arrives, the messages and the error are the same.
+    @Test("Large messages give the same messages and the same error fed whole, byte by byte and in chunks, tampered anywhere")
+    func largeFramesTheSameWhicheverWayTheyArrive() throws {
+        let messages = Self.messages(count: 3, seed: 0xD1EC7, maxSize: 20) + [
+            (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) },
+            (0..<SecureFrameDecoder.directFragmentSize).map { UInt8(truncatingIfNeeded: $0) },
+            [1, 2, 3],
+        ]
+        var encoder = try Self.encoder()
+        var stream: [UInt8] = []
+        var frameStarts: [Int] = []
+        var encodedSizes: [Int] = []
+        for message in messages {
+            let frames = try encoder.encode(message)
+            encodedSizes.append(frames.count)
+            var position = 0
+            while position < frames.count {
+                frameStarts.append(stream.count + position)
+                position += SecureFrames.lengthSize + (Int(frames[position]) << 8 | Int(frames[position + 1]))
+            }
+            stream += frames
+        }
+        func outcome(_ stream: [UInt8], _ chunks: [Int]) throws -> (messages: [[UInt8]], error: String?) {
+            var decoder = try Self.decoder()
+            var received: [[UInt8]] = []
+            var position = 0
+            var chunk = 0
+            do {
+                while position < stream.count {
+                    let size = min(chunks[chunk % chunks.count], stream.count - position)
+                    decoder.append(stream[position..<(position + size)])
+                    position += size
+                    chunk += 1
+                    while let message = try decoder.next() { received.append(message) }
+                }
+                try decoder.finish()
+                return (received, nil)
+            } catch {
+                return (received, error.description)
+            }
+        }
+        let clean = try outcome(stream, [stream.count])
+        #expect(clean.messages == messages && clean.error == nil)
+        // In each frame: a length byte, the flags byte, the middle of the fragment, the tag's last byte.
+        var positions: [Int] = []
+        for (index, start) in frameStarts.enumerated() {
+            let end = index + 1 < frameStarts.count ? frameStarts[index + 1] : stream.count
+            positions += [start, start + 1, start + 2, (start + end) / 2, end - 1]
+        }
+        for position in positions {
+            var tampered = stream
+            tampered[position] ^= 0x40
+            let whole = try outcome(tampered, [tampered.count])
+            #expect(whole.error != nil, "byte \(position)")
+            #expect(messages.starts(with: whole.messages), "byte \(position)")
+            // One message a chunk (its first fragment straight from the chunk), halves of them
+            // (fragments completed from the chunk), and the receive buffer's ways.
+            let halves = encodedSizes.flatMap { [$0 / 2, $0 - $0 / 2] }.filter { $0 > 0 }
+            for chunks in [encodedSizes, halves, [1], [1000], [65_537, 3], [70_000]] {
+                let other = try outcome(tampered, chunks)
+                #expect(other.messages == whole.messages && other.error == whole.error, "byte \(position), chunks \(chunks.prefix(4)): \(other.error ?? "-") vs \(whole.error ?? "-")")
+            }
+        }
+    }
+
     @Test("Every single-bit change to a stream is an error (or a truncation), never a wrong message")
     func tampering() throws {
         let messages = Self.messages(count: 3, seed: 11, maxSize: 30)
