@@ -13,15 +13,18 @@
 ///   fragment, or fragments adding up to more than `maxMessageSize`.
 /// - Messages completed before the offending frame are returned first, in order.
 /// - Memory held is the bytes appended and not yet framed plus one partial message, itself never
-///   more than `maxMessageSize`: the size check runs as each fragment arrives. Beyond that, the
+///   more than `maxMessageSize` (the size check runs as each fragment arrives), plus at most one
+///   complete message `append` reassembled and `next()` has not taken yet. Beyond that, the
 ///   receive buffer keeps up to `FrameBuffer.retainedCapacity` of capacity between messages, and a
 ///   message of several fragments is reassembled in a buffer reserved at the size of the last
 ///   such message (at most `FrameBuffer.retainedCapacity`), then handed out as it is, without a
 ///   copy (its capacity may exceed its count by that much).
-/// - Frames are decrypted in place in the receive buffer, or, for every fragment after a
-///   message's first, straight from it into the reassembly buffer; each byte of a message is
-///   copied once after the stream's by `next()` (a message of one fragment, out of the receive
-///   buffer), and not at all by `nextMessage(_:)` for a message of one fragment.
+/// - Frames of large messages are decrypted straight from the bytes `append(_:)` is given into
+///   the reassembly buffer (see there); other frames are decrypted in place in the receive
+///   buffer, or, for every fragment after a message's first, straight from it into the
+///   reassembly buffer. A small message of one fragment is copied once after the stream's by
+///   `next()`, out of the receive buffer, and not at all by `nextMessage(_:)`. Which way a frame
+///   goes depends on how the stream was cut; the messages and errors do not.
 public struct SecureFrameDecoder: ~Copyable, Sendable {
     /// The largest reassembled message accepted.
     public let maxMessageSize: Int
