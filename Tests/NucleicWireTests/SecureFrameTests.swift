@@ -49,6 +49,13 @@ struct SecureFrameTests {
     /// Feeds `stream` in the given chunk sizes (cycled), collects every message, then calls `finish()`.
     static func decode(_ stream: [UInt8], chunks: [Int], into decoder: inout SecureFrameDecoder) throws -> [[UInt8]] {
         var out: [[UInt8]] = []
+        try decode(stream, chunks: chunks, into: &decoder, received: &out)
+        return out
+    }
+
+    /// As `decode(_:chunks:into:)`, collecting into `received`, which keeps the messages that
+    /// came before an error.
+    static func decode(_ stream: [UInt8], chunks: [Int], into decoder: inout SecureFrameDecoder, received out: inout [[UInt8]]) throws {
         // Bytes appended before the call (handed over by a splitter) come first.
         while let message = try decoder.next() { out.append(message) }
         var position = 0
@@ -61,7 +68,6 @@ struct SecureFrameTests {
             while let message = try decoder.next() { out.append(message) }
         }
         try decoder.finish()
-        return out
     }
 
     // MARK: Round trips
@@ -248,20 +254,11 @@ struct SecureFrameTests {
         func outcome(_ stream: [UInt8], _ chunks: [Int]) throws -> (messages: [[UInt8]], error: String?) {
             var decoder = try Self.decoder()
             var received: [[UInt8]] = []
-            var position = 0
-            var chunk = 0
             do {
-                while position < stream.count {
-                    let size = min(chunks[chunk % chunks.count], stream.count - position)
-                    decoder.append(stream[position..<(position + size)])
-                    position += size
-                    chunk += 1
-                    while let message = try decoder.next() { received.append(message) }
-                }
-                try decoder.finish()
+                try Self.decode(stream, chunks: chunks, into: &decoder, received: &received)
                 return (received, nil)
             } catch {
-                return (received, error.description)
+                return (received, "\(error)")
             }
         }
         let clean = try outcome(stream, [stream.count])
