@@ -122,7 +122,7 @@ extension JSONParser {
     /// Whether the input at the reader starts with `literal` (raw bytes, no whitespace skipped);
     /// consumed only then. A caller that knows how a writer lays its lines out matches the
     /// fixed parts of a line with it, and reads the rest member by member when a part differs.
-    @inlinable public mutating func consume(_ literal: StaticString) -> Bool {
+    @inlinable @inline(__always) public mutating func consume(_ literal: StaticString) -> Bool {
         let count = literal.utf8CodeUnitCount
         guard end - index >= count, Self.equal(base + index, literal.utf8Start, count) else { return false }
         index += count
@@ -149,8 +149,8 @@ extension JSONParser {
         return value
     }
 
-    /// Passes over the value at the reader, checking it as `parse` would, building nothing (a
-    /// string with escapes is decoded and dropped: the parser's own check of them). `depth`: that
+    /// Passes over the value at the reader, checking it as `parse` would, building nothing (the
+    /// escapes of a string are checked, not decoded: see `skipEscape`). `depth`: that
     /// of the object or array the value is in (0 for the text itself). Whitespace before it is skipped too.
     public mutating func skipValue(depth: Int) throws(ReadRefused) {
         skipWhitespace()
@@ -161,15 +161,13 @@ extension JSONParser {
         guard index < end else { throw error("unexpected end of input") }
         switch byte(at: index) {
         case UInt8(ascii: "\""):
-            let start = index
             index += 1
             try scanToQuoteOrEscape()
-            if byte(at: index) == UInt8(ascii: "\"") {
-                index += 1
-            } else {
-                index = start
-                _ = try parseString()
+            while byte(at: index) == UInt8(ascii: "\\") {
+                try skipEscape()
+                try scanToQuoteOrEscape()
             }
+            index += 1
         case UInt8(ascii: "{"):
             guard depth + 1 <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth)") }
             index += 1
@@ -215,6 +213,32 @@ extension JSONParser {
         case UInt8(ascii: "n"): try expectLiteral("null")
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
         default: throw error("unexpected character")
+        }
+    }
+
+    /// Passes over the escape at the reader (at its backslash), checking it as `parseString` does:
+    /// one of `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, or `\u` and four hex digits. (The
+    /// parser accepts any sequence of valid escapes: it joins surrogate pairs and makes a lone
+    /// surrogate U+FFFD, never an error; nor are ill-formed UTF-8 bytes, which it repairs. So a
+    /// string skipped is checked without decoding it.)
+    private mutating func skipEscape() throws(JSONParseError) {
+        index += 1
+        guard index < end else { throw error("unterminated escape") }
+        switch byte(at: index) {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+            UInt8(ascii: "r"), UInt8(ascii: "t"):
+            index += 1
+        case UInt8(ascii: "u"):
+            index += 1
+            guard end - index >= 4 else { throw error("truncated \\u escape") }
+            for i in index..<index + 4 {
+                switch byte(at: i) {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): continue
+                default: index = i; throw error("invalid hex digit in \\u escape")
+                }
+            }
+            index += 4
+        default: throw error("invalid escape")
         }
     }
 }

@@ -277,6 +277,11 @@ import NucleicProtocol
         #"{"type":"user","message":{"content":[]},"tool_use_result":"#
             + String(repeating: "[", count: 512) + String(repeating: "]", count: 512) + "}",
         #"{"type":"user","message":{"content":[]},"tool\u005fuse_result":{"kept":true}}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":{"stdout":"a\n\t\"b\" caf\u00e9 \ud83d\ude00 \ud800 \/ é"}}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":"bad \q escape"}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":"truncated \u12"}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":"bad hex \ud800\u12g4"}"#,
+        "{\"type\":\"user\",\"message\":{\"content\":[]},\"tool_use_result\":\"raw \u{01} control\"}",
         #"{"type":"user"}"#,
     ]
 
