@@ -5,7 +5,7 @@ public import NucleicProtocol
 /// skips the rest (`session_id`, `uuid`, `parent_tool_use_id`, …) without building them, instead
 /// of parsing the whole line into values and freeing them. Any other line, and any delta line of
 /// a shape it does not expect, returns nil, and the full path reads the line as before: the
-/// result is the same either way (ClaudeCodecTests.deltaFastPathMatchesFullParse).
+/// result is the same either way (ClaudeDeltaFastPathTests).
 extension ClaudeCodec {
     /// What a delta line carries.
     enum DeltaKind { case inputJSON, text, thinking, signature }
@@ -14,7 +14,70 @@ extension ClaudeCodec {
     mutating func streamDelta(_ line: UnsafeBufferPointer<UInt8>) -> [AgentEvent]? {
         // Claude Code writes `type` first; a line that does not start so takes the full path.
         guard line.count > 24, line[0] == UInt8(ascii: "{") else { return nil }
-        let read = JSONParser.read(line) { (reader: inout JSONParser) throws(JSONParser.ReadRefused) -> (DeltaKind, Int64, String?)? in
+        guard let (kind, index, text) = Self.readLaidOutDelta(line) ?? Self.readDeltaMembers(line) else { return nil }
+        switch kind {
+        case .inputJSON: return appendToolInput(text!, index: index)
+        case .text: return [.assistantText(text: text!, isPartial: true)]
+        case .thinking: return [.reasoning(text: text!, isPartial: true)]
+        case .signature: return []
+        }
+    }
+
+    /// The start of every `stream_event` line as Claude Code writes it, up to its event's type.
+    static let streamEventPrefix: StaticString = #"{"type":"stream_event","event":{"type":""#
+
+    /// A delta line laid out as Claude Code writes it, matched as literal bytes:
+    ///
+    ///     {"type":"stream_event","event":{"type":"content_block_delta","index":N,
+    ///      "delta":{"type":"text_delta","text":"…"}},"session_id":"…","parent_tool_use_id":null,
+    ///      "uuid":"…","api_message_id":"…"}
+    ///
+    /// (on one line; `input_json_delta` with `partial_json` and `thinking_delta` with `thinking`
+    /// alike). The event and its delta must be exactly so; the members after the event are
+    /// matched by their known keys where they come as above, else read one by one, and a second
+    /// `type` or `event` among them is refused. Nil when any part differs: `readDeltaMembers`
+    /// then reads the line whatever its layout, and the full path takes what that leaves.
+    static func readLaidOutDelta(_ line: UnsafeBufferPointer<UInt8>) -> (DeltaKind, Int64, String?)? {
+        JSONParser.read(line) { (reader: inout JSONParser) throws(JSONParser.ReadRefused) -> (DeltaKind, Int64, String?)? in
+            guard reader.consume(streamEventPrefix), reader.consume(#"content_block_delta","index":"#) else { return nil }
+            let index = try reader.readInt()
+            guard reader.consume(#","delta":{"type":""#) else { return nil }
+            let kind: DeltaKind
+            if reader.consume(#"input_json_delta","partial_json":"#) {
+                kind = .inputJSON
+            } else if reader.consume(#"text_delta","text":"#) {
+                kind = .text
+            } else if reader.consume(#"thinking_delta","thinking":"#) {
+                kind = .thinking
+            } else {
+                return nil
+            }
+            let text = try reader.readString()
+            guard reader.consume("}}") else { return nil }
+            if reader.consume(#","session_id":"#) { try reader.skipValue(depth: 1) }
+            _ = reader.consume(#","parent_tool_use_id":null"#)
+            if reader.consume(#","uuid":"#) { try reader.skipValue(depth: 1) }
+            if reader.consume(#","api_message_id":"#) { try reader.skipValue(depth: 1) }
+            var first = false
+            while let key = try reader.nextKey(first: &first) {
+                guard !equal(key, "type"), !equal(key, "event") else { throw JSONParser.ReadRefused() }
+                try reader.skipValue(depth: 1)
+            }
+            return (kind, index, text)
+        }
+    }
+
+    /// A delta line in any layout, member by member; nil for another line (the full path's).
+    static func readDeltaMembers(_ line: UnsafeBufferPointer<UInt8>) -> (DeltaKind, Int64, String?)? {
+        // A line that starts as Claude Code writes one, with another event type: not a delta (the
+        // reader below would refuse it at that type too, an escaped one included).
+        let prefix = streamEventPrefix.utf8CodeUnitCount, delta: StaticString = #"content_block_delta""#
+        if line.count >= prefix + delta.utf8CodeUnitCount, let base = line.baseAddress,
+            JSONParser.equal(base, streamEventPrefix.utf8Start, prefix),
+            !JSONParser.equal(base + prefix, delta.utf8Start, delta.utf8CodeUnitCount) {
+            return nil
+        }
+        return JSONParser.read(line) { (reader: inout JSONParser) throws(JSONParser.ReadRefused) -> (DeltaKind, Int64, String?)? in
             guard reader.hasPrefix(#"{"type":"stream_event","#) else { return nil }
             try reader.enterObject(depth: 1)
             var first = true
@@ -34,13 +97,6 @@ extension ClaudeCodec {
                 }
             }
             return sawType ? delta : nil
-        }
-        guard let (kind, index, text) = read else { return nil }
-        switch kind {
-        case .inputJSON: return appendToolInput(text!, index: index)
-        case .text: return [.assistantText(text: text!, isPartial: true)]
-        case .thinking: return [.reasoning(text: text!, isPartial: true)]
-        case .signature: return []
         }
     }
 

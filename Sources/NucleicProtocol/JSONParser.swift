@@ -49,9 +49,9 @@ public struct JSONParser: ~Copyable {
         return value
     }
 
-    let base: UnsafePointer<UInt8>
-    let end: Int
-    var index = 0
+    @usableFromInline let base: UnsafePointer<UInt8>
+    @usableFromInline let end: Int
+    @usableFromInline var index = 0
     /// Entries of the objects being parsed, innermost last (see `ScratchStack`).
     var entries = ScratchStack<JSONObject.Entry>()
     /// Elements of the arrays being parsed, innermost last.
@@ -60,7 +60,7 @@ public struct JSONParser: ~Copyable {
     private var unescaped = ByteBuffer()
     /// The high bits of the string bytes scanned since the last reset: zero means ASCII. (Whole
     /// words are or-ed in, so a byte just past the string may count too: a hint, never wrong for ASCII.)
-    var highBits: UInt64 = 0
+    @usableFromInline var highBits: UInt64 = 0
 
     init(_ buffer: UnsafeBufferPointer<UInt8>) {
         // An empty buffer may have no address; nothing is read from it then (`end` is 0).
@@ -68,11 +68,11 @@ public struct JSONParser: ~Copyable {
         end = buffer.count
     }
 
-    func error(_ message: String) -> JSONParseError { JSONParseError(offset: index, message: message) }
+    @usableFromInline func error(_ message: String) -> JSONParseError { JSONParseError(offset: index, message: message) }
 
-    @inline(__always) func byte(at i: Int) -> UInt8 { base[i] }
+    @inlinable @inline(__always) func byte(at i: Int) -> UInt8 { base[i] }
 
-    @inline(__always) mutating func skipWhitespace() {
+    @inlinable @inline(__always) mutating func skipWhitespace() {
         while index < end {
             switch byte(at: index) {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1
@@ -192,14 +192,14 @@ public struct JSONParser: ~Copyable {
     }
 
     /// The high bit set in each byte of `w` that is `"`, `\` or below 0x20 (see `scanToQuoteOrEscape`).
-    @inline(__always) private static func stopBytes(_ w: UInt64) -> UInt64 {
+    @inlinable @inline(__always) static func stopBytes(_ w: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let quote = w ^ (ones &* 0x22)
         let backslash = w ^ (ones &* 0x5C)
         return ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | (w &- ones &* 0x20) & ~w) & (ones &* 0x80)
     }
 
-    mutating func parseString() throws(JSONParseError) -> String {
+    @usableFromInline mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
         highBits = 0
@@ -332,7 +332,7 @@ public struct JSONParser: ~Copyable {
     /// bytes of `x`, so `x = w ^ 0x22…` finds quotes, `x = w ^ 0x5C…` backslashes, and
     /// `(w - 0x20…) & ~w & 0x80…` bytes below 0x20. A borrow can flag a byte above a real hit, never
     /// below one, so the lowest flag is exact; the byte loop then decides what it found.
-    @inline(__always) mutating func scanToQuoteOrEscape() throws(JSONParseError) {
+    @inlinable @inline(__always) mutating func scanToQuoteOrEscape() throws(JSONParseError) {
         var i = index
         var high: UInt64 = 0
         defer { highBits |= high }
@@ -393,7 +393,7 @@ public struct JSONParser: ~Copyable {
         return value
     }
 
-    mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+    @usableFromInline mutating func parseNumber() throws(JSONParseError) -> JSONValue {
         let start = index
         var negative = false
         if byte(at: index) == UInt8(ascii: "-") { negative = true; index += 1 }

@@ -144,6 +144,123 @@ import NucleicProtocol
     }
 }
 
+/// The laid-out delta reader (`ClaudeCodec.readLaidOutDelta`, literal bytes where Claude Code
+/// writes them) against the member-by-member one (`readDeltaMembers`): where the first reads a
+/// line, the second reads the same from it; where it does not, nothing is lost (the codec goes on
+/// to the second, then to the full parse, as `ClaudeDeltaFastPathTests` checks).
+@Suite struct ClaudeLaidOutDeltaTests {
+    let now = Timestamp(millisecondsSince1970: 1_000)
+
+    /// The members Claude Code writes after the event (2.1.x, `--include-partial-messages`).
+    static let claudeTail = #","session_id":"00000000-0000-4000-8000-000000000001","parent_tool_use_id":null,"uuid":"00000000-0000-4000-8000-000000000006","api_message_id":"msg_01ABCdef"}"#
+    static func laidOut(_ index: Int, _ delta: String, tail: String = claudeTail) -> String {
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":\#(index),"delta":\#(delta)}"# + tail
+    }
+
+    /// Lines as Claude Code writes them: the laid-out reader reads each.
+    static let claudeLines: [String] = [
+        laidOut(0, #"{"type":"text_delta","text":"I will c"}"#),
+        laidOut(0, #"{"type":"text_delta","text":"line\nwith \"quotes\", caf\u00e9 \ud83d\ude00 \ud800 café 😀"}"#),
+        laidOut(0, #"{"type":"text_delta","text":""}"#),
+        laidOut(1, #"{"type":"input_json_delta","partial_json":"{\"command\": \"ls"}"#),
+        laidOut(1, #"{"type":"input_json_delta","partial_json":""}"#),
+        laidOut(2, #"{"type":"thinking_delta","thinking":"Let me think."}"#),
+        laidOut(12, #"{"type":"text_delta","text":"no api_message_id"}"#, tail: ClaudeDeltaFastPathTests.tail),
+        laidOut(0, #"{"type":"text_delta","text":"no tail"}"#, tail: "}"),
+        laidOut(0, #"{"type":"text_delta","text":"more after"}"#, tail: #","session_id":"s","parent_tool_use_id":null,"uuid":"u","api_message_id":"m","extra":[1,{"a":null}],"more":-2.5e3}"#),
+        laidOut(0, #"{"type":"text_delta","text":"other order"}"#, tail: #","uuid":"u","session_id":"s","parent_tool_use_id":"toolu_1"}"#),
+        laidOut(0, #"{"type":"text_delta","text":"spaced tail"}"#, tail: #" , "session_id" : "s" , "uuid":"u" } "#),
+        laidOut(0, #"{"type":"text_delta","text":"escaped tail"}"#, tail: #","session_id":"s\"\u0041","uuid":"\n"}"#),
+        laidOut(0, #"{"type":"text_delta","text":"session object"}"#, tail: #","session_id":{"a":["b"]},"parent_tool_use_id":null}"#),
+        laidOut(0, #"{"type":"text_delta","text":"deepest"}"#, tail: #","uuid":"#
+            + String(repeating: "[", count: 511) + String(repeating: "]", count: 511) + "}"),
+    ]
+
+    /// Lines it leaves to the member-by-member reader or to the full parse (which may refuse them).
+    static let otherLines: [String] = [
+        laidOut(2, #"{"type":"signature_delta","signature":"EqQBCkYIAxgCKkB"}"#),
+        laidOut(0, #"{"type":"citations_delta","citation":{}}"#),
+        laidOut(0, #"{"text":"key order","type":"text_delta"}"#),
+        laidOut(0, #"{"type":"text_delta","text":"extra","n":1}"#),
+        laidOut(0, #"{ "type":"text_delta","text":"space"}"#),
+        laidOut(0, #"{"type":"text_delta","text":"x"}"#, tail: #","type":"user"}"#),
+        laidOut(0, #"{"type":"text_delta","text":"x"}"#, tail: #","session_id":"s","event":{"type":"ping"}}"#),
+        laidOut(0, #"{"type":"text_delta","text":"x"}"#, tail: #","parent_tool_use_id":nullx}"#),
+        laidOut(0, #"{"type":"text_delta","text":"x"}"#, tail: #","parent_tool_use_id":null"#),
+        laidOut(0, #"{"type":"text_delta","text":"x"}"#, tail: #","session_id":"s",}"#),
+        laidOut(0, #"{"type":"text_delta","text":"x"}"#, tail: #","session_id":"s"} x"#),
+        laidOut(0, #"{"type":"text_delta","text":"x"}"#, tail: #","session_id":"bad \q"}"#),
+        laidOut(0, #"{"type":"text_delta","text":"x"}"#, tail: #","session_id":}"#),
+        laidOut(0, #"{"type":"text_delta","text":"x"}"#, tail: #","uuid":"#
+            + String(repeating: "[", count: 512) + String(repeating: "]", count: 512) + "}"),
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":1.5,"delta":{"type":"text_delta","text":"x"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"x"}}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"},"index":1}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_stop","index":0}}"#,
+        #"{"type":"stream_event","event":{"type":"content_block_d\u0065lta","index":0,"delta":{"type":"text_delta","text":"x"}}}"#,
+        #"{"type":"stream_event","event":{"type":"message_stop"},"type":"x"}"#,
+    ]
+
+    /// The line through the laid-out reader and through the member-by-member one.
+    static func readBothWays(_ line: [UInt8]) -> (laidOut: (ClaudeCodec.DeltaKind, Int64, String?)?, members: (ClaudeCodec.DeltaKind, Int64, String?)?) {
+        line.withUnsafeBufferPointer { (ClaudeCodec.readLaidOutDelta($0), ClaudeCodec.readDeltaMembers($0)) }
+    }
+
+    /// Where the laid-out reader reads `line`, the member-by-member one reads the same.
+    static func expectAgreement(_ line: [UInt8]) {
+        let (laidOut, members) = readBothWays(line)
+        guard let laidOut else { return }
+        let text = String(decoding: line, as: UTF8.self).prefix(300)
+        guard let members else { Issue.record("only the laid-out reader read: \(text)"); return }
+        #expect(laidOut.0 == members.0 && laidOut.1 == members.1 && laidOut.2 == members.2, "\(text)")
+    }
+
+    @Test func claudeLinesTakeTheLaidOutReader() {
+        for line in Self.claudeLines {
+            let bytes = Array(line.utf8)
+            #expect(Self.readBothWays(bytes).laidOut != nil, "\(line)")
+            Self.expectAgreement(bytes)
+        }
+        for line in Self.otherLines {
+            #expect(Self.readBothWays(Array(line.utf8)).laidOut == nil, "\(line.prefix(200))")
+        }
+    }
+
+    @Test func everyLineGivesWhatTheFullParseGives() {
+        let all = ClaudeDeltaFastPathTests.start + Self.claudeLines + Self.otherLines + ClaudeDeltaFastPathTests.end
+        ClaudeDeltaFastPathTests().expectSameOutputs(all.map { Array($0.utf8) })
+    }
+
+    @Test func everyTruncationAgreesAndGivesWhatTheFullParseGives() {
+        for line in Self.claudeLines {
+            let bytes = Array(line.utf8)
+            let truncations = (0...bytes.count).map { Array(bytes[..<$0]) }
+            for truncated in truncations { Self.expectAgreement(truncated) }
+            ClaudeDeltaFastPathTests().expectSameOutputs(ClaudeDeltaFastPathTests.start.map { Array($0.utf8) } + truncations, "truncated")
+        }
+    }
+
+    @Test func randomDamageAgreesAndGivesWhatTheFullParseGives() {
+        var random = FastPathRandom(seed: 21)
+        let alphabet = Array(#"{}[]:,"\ u0123456789abcdefnulltruefalse-+.eE"#.utf8) + [0x01, 0x7F, 0x80, 0xC3, 0xA9, 0xFF, 0x0A]
+        var batch: [[UInt8]] = ClaudeDeltaFastPathTests.start.map { Array($0.utf8) }
+        for round in 0..<20_000 {
+            var bytes = Array(Self.claudeLines[round % Self.claudeLines.count].utf8)
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                let at = Int(random.next() % UInt64(bytes.count))
+                switch random.next() % 3 {
+                case 0: bytes[at] = alphabet[Int(random.next() % UInt64(alphabet.count))]
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(alphabet[Int(random.next() % UInt64(alphabet.count))], at: at)
+                }
+            }
+            Self.expectAgreement(bytes)
+            batch.append(bytes)
+        }
+        ClaudeDeltaFastPathTests().expectSameOutputs(batch, "damaged")
+    }
+}
+
 /// A `user` line is parsed without its `tool_use_result` (`ClaudeCodec.parse`): the same value
 /// as the full parse less that member, and the same error for a line that does not parse.
 @Suite struct ClaudeUserLineParseTests {
@@ -160,6 +277,11 @@ import NucleicProtocol
         #"{"type":"user","message":{"content":[]},"tool_use_result":"#
             + String(repeating: "[", count: 512) + String(repeating: "]", count: 512) + "}",
         #"{"type":"user","message":{"content":[]},"tool\u005fuse_result":{"kept":true}}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":{"stdout":"a\n\t\"b\" caf\u00e9 \ud83d\ude00 \ud800 \/ é"}}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":"bad \q escape"}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":"truncated \u12"}"#,
+        #"{"type":"user","message":{"content":[]},"tool_use_result":"bad hex \ud800\u12g4"}"#,
+        "{\"type\":\"user\",\"message\":{\"content\":[]},\"tool_use_result\":\"raw \u{01} control\"}",
         #"{"type":"user"}"#,
     ]
 

@@ -49,6 +49,34 @@ import NucleicProtocol
         }
     }
 
+    /// Skipped strings have their escapes checked, not decoded: over strings made of escapes
+    /// (valid, truncated, bad hex, surrogates whole, lone and half-written), raw bytes and quotes,
+    /// the reader accepts exactly what `parse` accepts, alone and as members and elements.
+    @Test func escapedStringsAreAcceptedAlike() {
+        var random = Generator(seed: 11)
+        let pieces = [#"\""#, #"\\"#, #"\/"#, #"\b"#, #"\f"#, #"\n"#, #"\r"#, #"\t"#, #"\u0041"#, #"\u00e9"#, #"\uD83D"#, #"\ude00"#,
+                      #"\ud800"#, #"\uDBFF\uDFFF"#, #"\u12"#, #"\u12g4"#, #"\uG000"#, #"\x"#, #"\'"#, #"\"#, #"\u"#, "\\\u{01}", "\\\u{E9}",
+                      "a", "é", "😀", "\u{01}", "\t", #"""#, " ", "0", "f", "D8", "u"]
+        for round in 0..<30_000 {
+            var body = ""
+            for _ in 0..<Int(random.next() % 6) { body += pieces[Int(random.next() % UInt64(pieces.count))] }
+            let text = switch round % 3 {
+            case 0: #"""# + body + #"""#
+            case 1: #"{"k":""# + body + #"","n":1}"#
+            default: #"["x",""# + body + #""]"#
+            }
+            let bytes = Array(text.utf8)
+            #expect(Self.skips(bytes) == Self.parses(bytes), "\(text)")
+        }
+        // Every truncation of a long string with escapes and non-ASCII bytes, and bytes that are not UTF-8.
+        let long = Array(#"{"a":"line\n\t\"quoted\" caf\u00e9 \ud83d\ude00 \ud800 é 😀 \/\b\f\r end","b":[]}"#.utf8)
+        for n in 0...long.count {
+            #expect(Self.skips(Array(long[..<n])) == Self.parses(Array(long[..<n])), "\(n)")
+        }
+        let notUTF8: [UInt8] = [0x22, 0xFF, 0xC3, 0x5C, 0x6E, 0x80, 0xE2, 0x82, 0x22]
+        #expect(Self.skips(notUTF8) && Self.parses(notUTF8))
+    }
+
     @Test func readsFieldsAsParseBuildsThem() throws {
         let text = #"{"s":"caf\u00e9 \ud83d\ude00\n","i":-42,"k":"kind","skip":[{"x":1}],"t\u0079pe":1}"#
         let parsed = try JSONParser.parse(text)
