@@ -61,14 +61,7 @@ extension Connection {
                 await transport.close()
                 throw RemoteError(.invalidInput, "the pinned host key is unusable: \(error)")
             }
-            let link = try await Handshake.perform(handshake, over: transport)
-            do throws(RemoteError) {
-                let (info, _) = try await Self.greet(link, clientName: options.clientName, label: nil)
-                return (link, info)
-            } catch {
-                await link.close()
-                throw error
-            }
+            return try await welcomed(Handshake.perform(handshake, over: transport))
         }
         throw lastError
     }
@@ -81,6 +74,12 @@ extension Connection {
             await link.close()
             throw RemoteError(.closed, "stopped")
         }
+        return try await welcomed(link)
+    }
+
+    /// Says hello on a new `link` and returns it with the host's welcome; closes it when the
+    /// host does not welcome this device.
+    private func welcomed(_ link: any MessageLink) async throws(RemoteError) -> (any MessageLink, HostInfo) {
         do throws(RemoteError) {
             let (info, _) = try await Self.greet(link, clientName: options.clientName, label: nil)
             return (link, info)
