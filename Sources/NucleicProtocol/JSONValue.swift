@@ -12,8 +12,48 @@ public enum JSONValue: Sendable, Hashable {
     case object(JSONObject)
 }
 
-/// A JSON object: entries in order, text keys.
-public typealias JSONObject = OrderedMap<String, JSONValue>
+/// A JSON object: ordered key/value entries. Lookups scan; agent objects are small.
+public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    public struct Entry: Sendable, Hashable {
+        public var key: String
+        public var value: JSONValue
+        public init(_ key: String, _ value: JSONValue) { self.key = key; self.value = value }
+    }
+
+    public private(set) var entries: [Entry]
+
+    public init() { entries = [] }
+    public init(_ entries: [Entry]) { self.entries = entries }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        entries = elements.map { Entry($0.0, $0.1) }
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+    public var count: Int { entries.count }
+    public var keys: [String] { entries.map(\.key) }
+
+    /// The value for `key`; setting `nil` removes it, setting a new key appends it.
+    public subscript(key: String) -> JSONValue? {
+        get { entries.first(where: { $0.key == key })?.value }
+        set {
+            if let index = entries.firstIndex(where: { $0.key == key }) {
+                if let newValue { entries[index].value = newValue } else { entries.remove(at: index) }
+            } else if let newValue {
+                entries.append(Entry(key, newValue))
+            }
+        }
+    }
+
+    /// Appends without checking for an existing key (the parser's and encoders' fast path).
+    public mutating func append(_ key: String, _ value: JSONValue) { entries.append(Entry(key, value)) }
+
+    /// Appends only when `value` is not nil: optional fields are omitted, not written as null.
+    public mutating func append(_ key: String, ifPresent value: JSONValue?) {
+        if let value { entries.append(Entry(key, value)) }
+    }
+
+    public func makeIterator() -> IndexingIterator<[Entry]> { entries.makeIterator() }
+}
 
 extension JSONValue {
     public subscript(key: String) -> JSONValue? {

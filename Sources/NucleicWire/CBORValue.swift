@@ -1,5 +1,3 @@
-public import NucleicProtocol
-
 /// One CBOR data item (RFC 8949), in the subset Nucleic's wire protocol uses (docs/CBOR.md).
 ///
 /// Integers are stored the way CBOR stores them, as a major type and a 64-bit argument, so the
@@ -78,12 +76,40 @@ extension CBORValue {
     }
 }
 
-/// A CBOR map: entries in order, keys of any type.
-public typealias CBORMap = OrderedMap<CBORValue, CBORValue>
+/// A CBOR map: entries in order, keys of any type. Lookups scan; protocol maps are small.
+public struct CBORMap: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    public struct Entry: Sendable, Hashable {
+        public var key: CBORValue
+        public var value: CBORValue
+        public init(_ key: CBORValue, _ value: CBORValue) { self.key = key; self.value = value }
+    }
 
-extension OrderedMap where Key == CBORValue, Value == CBORValue {
+    public private(set) var entries: [Entry]
+
+    public init() { entries = [] }
+    public init(_ entries: [Entry]) { self.entries = entries }
+    public init(dictionaryLiteral elements: (CBORValue, CBORValue)...) {
+        entries = elements.map { Entry($0.0, $0.1) }
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+    public var count: Int { entries.count }
+    public var keys: [CBORValue] { entries.map(\.key) }
+
+    /// The value for `key`; setting `nil` removes it, setting a new key appends it.
+    public subscript(key: CBORValue) -> CBORValue? {
+        get { entries.first(where: { $0.key == key })?.value }
+        set {
+            if let index = entries.firstIndex(where: { $0.key == key }) {
+                if let newValue { entries[index].value = newValue } else { entries.remove(at: index) }
+            } else if let newValue {
+                entries.append(Entry(key, newValue))
+            }
+        }
+    }
+
     /// The value for the text key `key` (the protocol's field names).
-    @inlinable public subscript(key: String) -> CBORValue? {
+    public subscript(key: String) -> CBORValue? {
         get {
             for entry in entries {
                 if case .text(let k) = entry.key, k == key { return entry.value }
@@ -93,11 +119,18 @@ extension OrderedMap where Key == CBORValue, Value == CBORValue {
         set { self[.text(key)] = newValue }
     }
 
-    /// Appends under the text key `key` only when `value` is not nil: optional fields are
-    /// omitted, not written as null.
-    @inlinable public mutating func append(_ key: String, ifPresent value: CBORValue?) {
-        append(.text(key), ifPresent: value)
+    /// Appends without checking for an existing key (the decoder checks; builders should not
+    /// repeat a key).
+    public mutating func append(_ key: CBORValue, _ value: CBORValue) { entries.append(Entry(key, value)) }
+
+    /// Appends only when `value` is not nil: optional fields are omitted, not written as null.
+    public mutating func append(_ key: String, ifPresent value: CBORValue?) {
+        if let value { entries.append(Entry(.text(key), value)) }
     }
+
+    public mutating func reserveCapacity(_ n: Int) { entries.reserveCapacity(n) }
+
+    public func makeIterator() -> IndexingIterator<[Entry]> { entries.makeIterator() }
 }
 
 extension CBORValue: Hashable {
