@@ -34,14 +34,12 @@ public struct Fields: Sendable {
     }
 
     public func string(_ key: String) throws(ShapeError) -> String {
-        guard let s = try value(key).stringValue else { throw ShapeError("\(context): \"\(key)\" must be a string") }
-        return s
+        try typed(key, "a string", value(key).stringValue)
     }
 
     public func optionalString(_ key: String) throws(ShapeError) -> String? {
         guard let v = self[key] else { return nil }
-        guard let s = v.stringValue else { throw ShapeError("\(context): \"\(key)\" must be a string") }
-        return s
+        return try typed(key, "a string", v.stringValue)
     }
 
     public func bool(_ key: String, default fallback: Bool? = nil) throws(ShapeError) -> Bool {
@@ -49,25 +47,21 @@ public struct Fields: Sendable {
             if let fallback { return fallback }
             throw ShapeError("\(context): missing \"\(key)\"")
         }
-        guard let b = v.boolValue else { throw ShapeError("\(context): \"\(key)\" must be a boolean") }
-        return b
+        return try typed(key, "a boolean", v.boolValue)
     }
 
     public func int(_ key: String) throws(ShapeError) -> Int64 {
-        guard let i = try value(key).intValue else { throw ShapeError("\(context): \"\(key)\" must be an integer") }
-        return i
+        try typed(key, "an integer", value(key).intValue)
     }
 
     public func optionalInt(_ key: String) throws(ShapeError) -> Int64? {
         guard let v = self[key] else { return nil }
-        guard let i = v.intValue else { throw ShapeError("\(context): \"\(key)\" must be an integer") }
-        return i
+        return try typed(key, "an integer", v.intValue)
     }
 
     public func optionalDouble(_ key: String) throws(ShapeError) -> Double? {
         guard let v = self[key] else { return nil }
-        guard let d = v.doubleValue else { throw ShapeError("\(context): \"\(key)\" must be a number") }
-        return d
+        return try typed(key, "a number", v.doubleValue)
     }
 
     public func decode<T: JSONRepresentable>(_ key: String, as type: T.Type = T.self) throws(ShapeError) -> T {
@@ -83,6 +77,13 @@ public struct Fields: Sendable {
     where T.RawValue == String {
         let raw = try string(key)
         guard let value = T(rawValue: raw) else { throw ShapeError("\(context): unknown \(key) \"\(raw)\"") }
+        return value
+    }
+
+    /// `value`, the field read as the type it must have, or an error naming the field and that
+    /// type (`expected`, e.g. "a string").
+    private func typed<T>(_ key: String, _ expected: String, _ value: T?) throws(ShapeError) -> T {
+        guard let value else { throw ShapeError("\(context): \"\(key)\" must be \(expected)") }
         return value
     }
 }

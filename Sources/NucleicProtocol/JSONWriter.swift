@@ -41,7 +41,20 @@ public enum JSONWriter {
         }
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    @usableFromInline static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends the escape of an ASCII byte a JSON string may not hold as it is: `"`, `\`, or a
+    /// control character (`\n`, `\r`, `\t`, else `\u00XX`).
+    @inlinable public static func escape(_ c: UInt8, into out: inout [UInt8]) {
+        switch c {
+        case 0x22: out.append(contentsOf: [0x5C, 0x22])
+        case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        default: out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
+        }
+    }
 
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
@@ -51,15 +64,7 @@ public enum JSONWriter {
             for (i, c) in utf8.enumerated() where c < 0x20 || c == 0x22 || c == 0x5C {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
                 runStart = i + 1
-                switch c {
-                case 0x22: out.append(contentsOf: [0x5C, 0x22])
-                case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-                case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-                case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-                case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-                default:
-                    out.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(c >> 4)], hex[Int(c & 0xF)]])
-                }
+                escape(c, into: &out)
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }

@@ -61,14 +61,7 @@ extension Connection {
                 await transport.close()
                 throw RemoteError(.invalidInput, "the pinned host key is unusable: \(error)")
             }
-            let link = try await Handshake.perform(handshake, over: transport)
-            do throws(RemoteError) {
-                let (info, _) = try await Self.greet(link, clientName: options.clientName, label: nil)
-                return (link, info)
-            } catch {
-                await link.close()
-                throw error
-            }
+            return try await welcomed(Handshake.perform(handshake, over: transport))
         }
         throw lastError
     }
@@ -81,6 +74,12 @@ extension Connection {
             await link.close()
             throw RemoteError(.closed, "stopped")
         }
+        return try await welcomed(link)
+    }
+
+    /// Says hello on a new `link` and returns it with the host's welcome; closes it when the
+    /// host does not welcome this device.
+    private func welcomed(_ link: any MessageLink) async throws(RemoteError) -> (any MessageLink, HostInfo) {
         do throws(RemoteError) {
             let (info, _) = try await Self.greet(link, clientName: options.clientName, label: nil)
             return (link, info)
@@ -214,40 +213,46 @@ extension Connection {
             return .refused(code: "invalidDecision", message: "deny-always goes only with a deny")
         }
         guard state.actionsEnabled, let link else { return .notLive(state.actionsDisabledReason ?? "reconnect to act") }
-        update(.local(.answerSending(approvalID)))
-        let reply = await request(.approvalRespond(approvalID: approvalID, decision: decision, denyAlways: denyAlways), on: link)
-        switch reply?.body {
-        case nil:
-            let message = "the connection dropped before the host answered; the approval is still pending unless another device answered"
-            update(.local(.answerFailed(approvalID, message: message)))
-            return .failed(message)
-        case .error(.alreadyResolved, let message, _):
-            update(.local(.answerAlreadyResolved(approvalID, message: message)))
-            return .alreadyResolved(message)
-        case .error(let code, let message, _):
-            update(.local(.answerFailed(approvalID, message: message)))
-            return .refused(code: code.rawValue, message: message)
-        default:
-            update(.local(.answerAccepted(approvalID)))
-            return .done
-        }
+        return await act(
+            .approvalRespond(approvalID: approvalID, decision: decision, denyAlways: denyAlways), on: link,
+            sending: .answerSending(approvalID), accepted: .answerAccepted(approvalID),
+            failed: { .answerFailed(approvalID, message: $0) },
+            dropped: "the connection dropped before the host answered; the approval is still pending unless another device answered",
+            alreadyResolved: { .answerAlreadyResolved(approvalID, message: $0) })
     }
 
     /// Sends a follow-up to a session, only on a live channel.
     public func sendInput(_ text: String, to sessionID: SessionID) async -> ActionOutcome {
         guard state.actionsEnabled, let link else { return .notLive(state.actionsDisabledReason ?? "reconnect to act") }
-        update(.local(.inputSending(sessionID)))
-        let reply = await request(.sendInput(sessionID: sessionID, text: text), on: link)
-        switch reply?.body {
+        return await act(
+            .sendInput(sessionID: sessionID, text: text), on: link,
+            sending: .inputSending(sessionID), accepted: .inputAccepted(sessionID),
+            failed: { .inputFailed(sessionID, message: $0) },
+            dropped: "the connection dropped before the host answered; the input may not have arrived")
+    }
+
+    /// Sends an action's request on `link`, telling the reducer `sending`, then what the reply
+    /// says: `accepted`, or `failed` with the host's refusal or with `dropped` when the link
+    /// dropped first. With `alreadyResolved`, the host's `alreadyResolved` refusal is told that
+    /// way instead and is not a failure.
+    private func act(
+        _ body: ClientMsg.Body, on link: any MessageLink, sending: LocalIntent, accepted: LocalIntent,
+        failed: (String) -> LocalIntent, dropped: String, alreadyResolved: ((String) -> LocalIntent)? = nil
+    ) async -> ActionOutcome {
+        update(.local(sending))
+        switch await request(body, on: link)?.body {
         case nil:
-            let message = "the connection dropped before the host answered; the input may not have arrived"
-            update(.local(.inputFailed(sessionID, message: message)))
-            return .failed(message)
+            update(.local(failed(dropped)))
+            return .failed(dropped)
         case .error(let code, let message, _):
-            update(.local(.inputFailed(sessionID, message: message)))
+            if code == .alreadyResolved, let alreadyResolved {
+                update(.local(alreadyResolved(message)))
+                return .alreadyResolved(message)
+            }
+            update(.local(failed(message)))
             return .refused(code: code.rawValue, message: message)
         default:
-            update(.local(.inputAccepted(sessionID)))
+            update(.local(accepted))
             return .done
         }
     }

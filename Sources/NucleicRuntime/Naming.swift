@@ -77,42 +77,38 @@ extension Naming {
     /// characters). The first kind that matches anything decides: two sessions whose ids both
     /// start with the reference are ambiguous even if one id also ends with it.
     public static func resolve(session reference: String, among sessions: [SessionSummary]) -> PrefixMatch<SessionSummary> {
-        let needle = reference.lowercased()
-        guard !needle.isEmpty else { return .none }
-        let handle = needle.hasPrefix("#") ? String(needle.dropFirst()) : needle
-        var stages: [(SessionSummary) -> Bool] = [
-            { $0.handle?.lowercased() == handle },
-            { $0.branch.lowercased() == needle || $0.branch.lowercased() == "nucleic/" + needle },
-            { $0.sessionID.rawValue == needle },
-        ]
-        if needle.count >= shortestIDPart {
-            stages += [{ $0.sessionID.rawValue.hasPrefix(needle) }, { $0.sessionID.rawValue.hasSuffix(needle) }]
+        resolve(reference, among: sessions, handle: \.handle, id: \.sessionID.rawValue) { session, needle in
+            session.branch.lowercased() == needle || session.branch.lowercased() == "nucleic/" + needle
         }
-        return firstDeciding(stages, among: sessions) { $0.sessionID < $1.sessionID }
     }
 
     /// The one approval `reference` names: its handle (`12.1`), its id, a unique prefix of its
     /// id, a unique suffix of its id (of at least `shortestIDPart` characters), in that order.
     public static func resolve(approval reference: String, among approvals: [ApprovalRequest]) -> PrefixMatch<ApprovalRequest> {
-        let needle = reference.lowercased()
-        guard !needle.isEmpty else { return .none }
-        let handle = needle.hasPrefix("#") ? String(needle.dropFirst()) : needle
-        var stages: [(ApprovalRequest) -> Bool] = [
-            { $0.handle?.lowercased() == handle },
-            { $0.id.rawValue == needle },
-        ]
-        if needle.count >= shortestIDPart {
-            stages += [{ $0.id.rawValue.hasPrefix(needle) }, { $0.id.rawValue.hasSuffix(needle) }]
-        }
-        return firstDeciding(stages, among: approvals) { $0.id < $1.id }
+        resolve(reference, among: approvals, handle: \.handle, id: \.id.rawValue)
     }
 
-    private static func firstDeciding<T: Hashable>(_ stages: [(T) -> Bool], among items: [T],
-                                                   by order: (T, T) -> Bool) -> PrefixMatch<T> {
+    /// The one item `reference` names, trying in order: its handle (with or without a leading
+    /// `#`), `name` (another exact name, such as a branch), its id, a unique prefix of its id, a
+    /// unique suffix of its id. The first stage that matches anything decides; ambiguous
+    /// matches come sorted by id.
+    private static func resolve<T: Hashable>(
+        _ reference: String, among items: [T], handle: KeyPath<T, String?>, id: KeyPath<T, String>,
+        name: ((T, String) -> Bool)? = nil
+    ) -> PrefixMatch<T> {
+        let needle = reference.lowercased()
+        guard !needle.isEmpty else { return .none }
+        let handleNeedle = needle.hasPrefix("#") ? String(needle.dropFirst()) : needle
+        var stages: [(T) -> Bool] = [{ $0[keyPath: handle]?.lowercased() == handleNeedle }]
+        if let name { stages.append { name($0, needle) } }
+        stages.append { $0[keyPath: id] == needle }
+        if needle.count >= shortestIDPart {
+            stages += [{ $0[keyPath: id].hasPrefix(needle) }, { $0[keyPath: id].hasSuffix(needle) }]
+        }
         for stage in stages {
             let matches = items.filter(stage)
             if matches.count == 1 { return .one(matches[0]) }
-            if matches.count > 1 { return .ambiguous(matches.sorted(by: order)) }
+            if matches.count > 1 { return .ambiguous(matches.sorted { $0[keyPath: id] < $1[keyPath: id] }) }
         }
         return .none
     }

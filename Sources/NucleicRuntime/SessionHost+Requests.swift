@@ -34,29 +34,25 @@ extension SessionHost {
 
     /// The one session an id or unique prefix names.
     public func resolveSession(_ reference: String) async throws(SessionError) -> SessionID {
-        let ids: [SessionID]
-        do { ids = try await store.ids(.session, matchingPrefix: reference.lowercased()).map { SessionID($0) } } catch {
-            throw SessionError(.internalError, "\(error)")
-        }
-        switch Naming.resolve(reference, among: ids) {
-        case .one(let id): return id
-        case .none: throw SessionError(.notFound, "no session \(reference)")
-        case .ambiguous(let matches):
-            throw SessionError(.ambiguous, "\(reference) matches \(matches.count) sessions; give more characters")
-        }
+        try await resolve(reference, .session, "session")
     }
 
     /// The one pending or past approval an id or unique prefix names.
     public func resolveApproval(_ reference: String) async throws(SessionError) -> ApprovalID {
-        let ids: [ApprovalID]
-        do { ids = try await store.ids(.approval, matchingPrefix: reference.lowercased()).map { ApprovalID($0) } } catch {
+        try await resolve(reference, .approval, "approval")
+    }
+
+    /// The one stored id of `kind` that `reference` is or begins; `noun` names the kind in errors.
+    private func resolve<Tag>(_ reference: String, _ kind: IDKind, _ noun: String) async throws(SessionError) -> Identifier<Tag> {
+        let ids: [Identifier<Tag>]
+        do { ids = try await store.ids(kind, matchingPrefix: reference.lowercased()).map { Identifier($0) } } catch {
             throw SessionError(.internalError, "\(error)")
         }
         switch Naming.resolve(reference, among: ids) {
         case .one(let id): return id
-        case .none: throw SessionError(.notFound, "no approval \(reference)")
+        case .none: throw SessionError(.notFound, "no \(noun) \(reference)")
         case .ambiguous(let matches):
-            throw SessionError(.ambiguous, "\(reference) matches \(matches.count) approvals; give more characters")
+            throw SessionError(.ambiguous, "\(reference) matches \(matches.count) \(noun)s; give more characters")
         }
     }
 

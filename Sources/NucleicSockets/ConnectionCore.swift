@@ -50,6 +50,19 @@ final class ConnectionCore: Sendable {
         var closing: (reason: SocketError, grace: Duration, deadline: ContinuousClock.Instant)?
         /// Tasks waiting for the queue to drain below their bound (`waitUntilQueued(below:)`).
         var drainWaiters: [(bound: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Drops the frames received and not yet read.
+        mutating func dropIncoming() {
+            incoming = []
+            incomingHead = 0
+            incomingCost = 0
+        }
+
+        /// The waiting readers, removed, to be given the end.
+        mutating func takeReaders() -> [CheckedContinuation<[UInt8]?, Never>] {
+            defer { readers = [] }
+            return readers.map(\.continuation)
+        }
     }
 
     /// What a received frame costs against `maxBufferedIncomingBytes` beyond its payload, so a
@@ -102,11 +115,8 @@ final class ConnectionCore: Sendable {
             state.closing = (reason, grace, ContinuousClock.now + grace)
             state.shutWrite = true
             state.discarding = true
-            state.incoming = []
-            state.incomingHead = 0
-            state.incomingCost = 0
-            let readers = state.readers.map(\.continuation)
-            state.readers = []
+            state.dropIncoming()
+            let readers = state.takeReaders()
             if !state.threadDone { wake.poke() }
             return readers
         }
@@ -247,14 +257,9 @@ final class ConnectionCore: Sendable {
             state.outgoing = []
             state.outgoingHead = 0
             state.outgoingBytes = 0
-            if discardIncoming {
-                state.incoming = []
-                state.incomingHead = 0
-                state.incomingCost = 0
-            }
+            if discardIncoming { state.dropIncoming() }
             // Readers only wait while nothing is buffered: they all get the end.
-            let readers = state.readers.map(\.continuation)
-            state.readers = []
+            let readers = state.takeReaders()
             if !state.threadDone { wake.poke() }
             return (senders, readers, Self.takeDrained(&state))
         }

@@ -53,12 +53,7 @@ public final class LocalConnection: Sendable, CustomStringConvertible {
         }
         let name = label(peer)
         let core = ConnectionCore(fd: fd, wake: wake, label: name, options: options)
-        let rc = startDetachedThread(name: "nucleic-conn") { core.run() }
-        if rc != 0 {
-            _ = Glibc.close(fd)
-            wake.close()
-            throw SocketError.system("start a thread for \(name)", "pthread_create", rc)
-        }
+        try wake.startThread(name: "nucleic-conn", owning: fd, "start a thread for \(name)") { core.run() }
         return LocalConnection(peer: peer, label: name, options: options, core: core)
     }
 

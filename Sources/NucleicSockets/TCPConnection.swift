@@ -16,18 +16,9 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     let core: ConnectionCore
 
     init(fd: Int32, peer: String, options: ConnectionOptions) throws(SocketError) {
-        let wake: WakePipe
-        do throws(SocketError) { wake = try WakePipe.open() } catch {
-            _ = Glibc.close(fd)
-            throw error
-        }
+        let wake = try WakePipe.open(owning: fd)
         let core = ConnectionCore(fd: fd, wake: wake, label: "the TCP connection from \(peer)", options: options, raw: true)
-        let rc = startDetachedThread(name: "nucleic-tcp") { core.run() }
-        if rc != 0 {
-            _ = Glibc.close(fd)
-            wake.close()
-            throw SocketError.system("start a thread for \(peer)", "pthread_create", rc)
-        }
+        try wake.startThread(name: "nucleic-tcp", owning: fd, "start a thread for \(peer)") { core.run() }
         self.peer = peer
         self.core = core
     }

@@ -32,19 +32,10 @@ public final class TCPListener: Sendable, CustomStringConvertible {
             }
             throw SocketError.system("listen on \(host):\(port)", "bind/listen", -fd)
         }
-        let wake: WakePipe
-        do throws(SocketError) { wake = try WakePipe.open() } catch {
-            _ = Glibc.close(fd)
-            throw error
-        }
+        let wake = try WakePipe.open(owning: fd)
         let (stream, continuation) = AsyncStream.makeStream(of: TCPConnection.self)
         let core = TCPListenerCore(fd: fd, wake: wake, options: options, sendBufferSize: sendBufferSize, continuation: continuation)
-        let rc = startDetachedThread(name: "nucleic-tcp-accept") { core.run() }
-        if rc != 0 {
-            _ = Glibc.close(fd)
-            wake.close()
-            throw SocketError.system("start the accept thread", "pthread_create", rc)
-        }
+        try wake.startThread(name: "nucleic-tcp-accept", owning: fd, "start the accept thread") { core.run() }
         self.host = host
         self.port = Int(bound)
         self.connections = stream

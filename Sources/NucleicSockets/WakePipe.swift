@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import NucleicSystem
 
 /// A non-blocking pipe that wakes a thread blocked in `poll`: the thread polls `readEnd`, other
 /// threads `poke()` it.
@@ -18,6 +19,26 @@ struct WakePipe: Sendable {
         let rc = nucleic_pipe_cloexec(&fds, 1)
         if rc != 0 { throw SocketError.system("create a wake-up pipe", "pipe2", -rc) }
         return WakePipe(readEnd: fds[0], writeEnd: fds[1])
+    }
+
+    /// Opens the pipe for the thread that will own `fd`; closes `fd` when it cannot.
+    static func open(owning fd: Int32) throws(SocketError) -> WakePipe {
+        do throws(SocketError) { return try open() } catch {
+            _ = Glibc.close(fd)
+            throw error
+        }
+    }
+
+    /// Starts the thread that polls this pipe and owns `fd`, running `body`. When no thread
+    /// starts, closes `fd` and the pipe and throws; `what` says what was being started ("start a
+    /// thread for …").
+    func startThread(name: String, owning fd: Int32, _ what: String, _ body: @escaping @Sendable () -> Void) throws(SocketError) {
+        let rc = startDetachedThread(name: name, body)
+        if rc != 0 {
+            _ = Glibc.close(fd)
+            close()
+            throw SocketError.system(what, "pthread_create", rc)
+        }
     }
 
     /// Makes `readEnd` readable. A full pipe is already readable, so EAGAIN is fine.

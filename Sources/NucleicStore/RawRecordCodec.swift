@@ -1,3 +1,5 @@
+import NucleicProtocol
+
 /// Escapes a line's bytes into the body of a JSON string, fed in pieces of any size.
 ///
 /// Valid UTF-8 is kept as it is (like Python's `json.dumps(..., ensure_ascii=False)`); `"`, `\`
@@ -53,7 +55,7 @@ struct LineEscaper {
                     i = j
                     continue
                 }
-                Self.escapeASCII(b, into: &out)
+                JSONWriter.escape(b, into: &out)
                 i += 1
                 continue
             }
@@ -91,17 +93,6 @@ struct LineEscaper {
         needed = 0
         lower = 0x80
         upper = 0xBF
-    }
-
-    static func escapeASCII(_ c: UInt8, into out: inout [UInt8]) {
-        switch c {
-        case 0x22: out.append(contentsOf: [0x5C, 0x22])
-        case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-        default: out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
-        }
     }
 
     static func escapeInvalid(_ b: UInt8, into out: inout [UInt8]) {

@@ -56,7 +56,7 @@ enum ApprovalsBenchmark: BenchCommand {
                                           allowsPositionals: false, usage: usage)
             approvals = try args.integer("approvals", default: approvals, in: 10...1_000_000, usage: usage)
             pings = try args.integer("pings", default: pings, in: 10...1_000_000, usage: usage)
-            nucleic = args["nucleic"].map(Files.absolute) ?? SyncBenchmark.besideThisBinary()
+            nucleic = args.nucleicBinary()
             keep = args.flag("keep")
         }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 import NucleicSystem
+import NucleicCommandLine
 #endif
 
 /// Whole-file reads and writes, and temporary files, for the benchmarks.
@@ -11,6 +12,15 @@ enum Files {
         guard !path.hasPrefix("/"), let folder = getcwd(nil, 0) else { return path }
         defer { free(folder) }
         return String(cString: folder) + "/" + path
+    }
+
+    /// `nucleic` in this executable's folder (both are built into .build/<config>/); when
+    /// /proc/self/exe cannot be read, in the folder of the path this one was started by.
+    static func nucleicBesideThisBinary() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let path = n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+        return String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) + "/nucleic"
     }
 
     /// A new empty file in $TMPDIR (or /tmp) whose name ends in `suffix`.
@@ -48,4 +58,10 @@ enum Files {
             offset += n
         }
     }
+}
+
+extension ArgumentParser {
+    /// The benchmarks' `--nucleic PATH`, made absolute, or else the `nucleic` binary next to
+    /// this one.
+    func nucleicBinary() -> String { self["nucleic"].map(Files.absolute) ?? Files.nucleicBesideThisBinary() }
 }

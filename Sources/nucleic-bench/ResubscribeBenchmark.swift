@@ -54,7 +54,7 @@ enum ResubscribeBenchmark: BenchCommand {
             events = try args.integer("events", default: events, in: 1_000...100_000_000, usage: usage)
             repeats = try args.integer("repeat", default: repeats, in: 3...10_000, usage: usage)
             seed = try args.integer("seed", default: seed, in: 0...Int.max, usage: usage)
-            nucleic = args["nucleic"].map(Files.absolute) ?? SyncBenchmark.besideThisBinary()
+            nucleic = args.nucleicBinary()
             keep = args.flag("keep")
         }
     }

@@ -107,19 +107,10 @@ enum SessionsBenchmark: BenchCommand {
                 }
                 phases = Set(names.compactMap(Phase.init(rawValue:)))
             }
-            nucleic = args["nucleic"].map(Files.absolute) ?? Self.siblingBinary()
+            nucleic = args.nucleicBinary()
             guard access(nucleic, X_OK) == 0 else {
                 throw BenchError(message: "no nucleic binary at \(nucleic): build it (swift build -c release --product nucleic) or give --nucleic PATH")
             }
-        }
-
-        /// `nucleic` in this executable's folder (both are built into .build/<config>/).
-        static func siblingBinary() -> String {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-            guard n > 0 else { return "nucleic" }
-            let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/nucleic"
         }
     }
 

@@ -87,15 +87,8 @@ enum SyncBenchmark: BenchCommand {
             subscribers = try args.integer("subscribers", default: subscribers, in: 1...1000, usage: usage)
             events = try args.integer("events", default: events, in: 10...10_000_000, usage: usage)
             seed = try args.integer("seed", default: seed, in: 0...Int.max, usage: usage)
-            nucleic = args["nucleic"].map(Files.absolute) ?? SyncBenchmark.besideThisBinary()
+            nucleic = args.nucleicBinary()
         }
-    }
-
-    static func besideThisBinary() -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let path = n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
-        return String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) + "/nucleic"
     }
 
     static func run(_ arguments: [String]) throws -> Int32 {

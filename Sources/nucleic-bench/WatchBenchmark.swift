@@ -78,7 +78,7 @@ enum WatchBenchmark: BenchCommand {
             approvals = try args.integer("approvals", default: approvals, in: 3...100_000, usage: usage)
             width = try args.integer("width", default: width, in: 80...500, usage: usage)
             height = try args.integer("height", default: height, in: 20...200, usage: usage)
-            nucleic = args["nucleic"].map(Files.absolute) ?? SyncBenchmark.besideThisBinary()
+            nucleic = args.nucleicBinary()
             keep = args.flag("keep")
         }
     }

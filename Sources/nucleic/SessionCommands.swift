@@ -48,6 +48,14 @@ enum SessionCommands {
 
     static func json(_ value: JSONValue) { Output.standardOutput(JSONWriter.string(value)) }
 
+    /// For a command whose one positional is SESSION: a connection to the daemon and the session
+    /// it names.
+    static func connectToSession(_ parsed: ArgumentParser, _ usage: String) async throws -> (DaemonClient, SessionSummary) {
+        let reference = try positionals(parsed, ["SESSION"], usage)[0]
+        let client = try await DaemonClient.connect()
+        return (client, try await resolveSession(reference, client))
+    }
+
     static func resolveSession(_ reference: String, _ client: DaemonClient) async throws -> SessionSummary {
         guard case .sessionList(let sessions) = try await client.request(.listSessions(includeArchived: true)).body else {
             throw CommandError(message: "unexpected reply to listSessions")
@@ -227,9 +235,7 @@ enum SessionCommands {
 
     static func show(_ arguments: [String], _ usage: String) async throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
-        let reference = try positionals(parsed, ["SESSION"], usage)[0]
-        let client = try await DaemonClient.connect()
-        let summary = try await resolveSession(reference, client)
+        let (client, summary) = try await connectToSession(parsed, usage)
         let approvals = try await pending(client).filter { $0.sessionID == summary.sessionID }
         if parsed.flag("json") {
             json(["summary": summary.json, "pendingApprovals": .array(approvals.map(\.json))])
@@ -355,9 +361,7 @@ enum SessionCommands {
 
     static func interrupt(_ arguments: [String], _ usage: String) async throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
-        let reference = try positionals(parsed, ["SESSION"], usage)[0]
-        let client = try await DaemonClient.connect()
-        let summary = try await resolveSession(reference, client)
+        let (client, summary) = try await connectToSession(parsed, usage)
         _ = try await client.request(.interrupt(sessionID: summary.sessionID))
         if parsed.flag("json") { json(sessionReference(summary, ["interrupted": .bool(true)])) }
         return 0
@@ -365,9 +369,7 @@ enum SessionCommands {
 
     static func diff(_ arguments: [String], _ usage: String) async throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: [], boolean: ["stat", "json"], usage: usage)
-        let reference = try positionals(parsed, ["SESSION"], usage)[0]
-        let client = try await DaemonClient.connect()
-        let summary = try await resolveSession(reference, client)
+        let (client, summary) = try await connectToSession(parsed, usage)
         guard case .diff(_, let stat, let files, let patch) = try await client.request(.getDiff(sessionID: summary.sessionID, statOnly: parsed.flag("stat"))).body else {
             throw CommandError(message: "unexpected reply to getDiff")
         }
@@ -406,9 +408,7 @@ enum SessionCommands {
 
     static func exportFixture(_ arguments: [String], _ usage: String) async throws -> Int32 {
         let parsed = try ArgumentParser(arguments, valued: [], boolean: ["json"], usage: usage)
-        let reference = try positionals(parsed, ["SESSION"], usage)[0]
-        let client = try await DaemonClient.connect()
-        let summary = try await resolveSession(reference, client)
+        let (client, summary) = try await connectToSession(parsed, usage)
         guard case .fixture(_, let text) = try await client.request(.exportFixture(sessionID: summary.sessionID)).body else {
             throw CommandError(message: "unexpected reply to exportFixture")
         }

@@ -44,4 +44,19 @@ extension AcpAgentSuite {
     func rawJournal(_ d: DaemonHarness, _ id: String) throws -> String {
         try String(contentsOfFile: d.home + "/sessions/\(id)/raw.jsonl", encoding: .utf8)
     }
+
+    /// The daemon SIGKILLed while session `id` waits for its approval of a command that writes
+    /// `hi` to `out.txt`: the next daemon adopts the session (no second `sessionStarted`), the
+    /// approval is still pending, and approving it lets the command run and the turn finish.
+    func expectAnApprovalSurvivesADaemonKilledWithSIGKILL(_ d: DaemonHarness, _ id: String) async throws {
+        let approval = try await d.approval(id)
+        try await d.killDaemon()
+        #expect(try await d.approvals(id).map(\.id) == [approval.id], "the approval is still pending")
+        d.noteDaemon()
+        _ = try await d.ok(["approve", approval.id.rawValue])
+        let events = try await turns(d, id, 1)
+        #expect(d.contents(d.worktree(id) + "/out.txt") == "hi\n")
+        #expect(events.filter { $0.event.kind == "sessionStarted" }.count == 1, "adopted, not resumed")
+        #expect(errors(events).isEmpty, "\(errors(events))")
+    }
 }

@@ -80,7 +80,7 @@ struct VibeEndToEndTests: AcpAgentSuite {
             _ = try await d.ok(["approve", approval.id.rawValue])
             _ = try await turns(d, id, 1)
             #expect(d.contents(d.worktree(id) + "/hello.txt") == "hello\n")
-            let raw = try String(contentsOfFile: d.home + "/sessions/\(id)/raw.jsonl", encoding: .utf8)
+            let raw = try rawJournal(d, id)
             #expect(raw.contains(#"session/set_mode"#) && raw.contains(#"\"modeId\":\"ask\""#))
         }
     }
@@ -93,10 +93,10 @@ struct VibeEndToEndTests: AcpAgentSuite {
             _ = try await turns(d, id, 1)
             _ = try await d.ok(["send", id, "[[scenario:bash]] again"])
             let events = try await turns(d, id, 2)
-            let resolutions = events.compactMap { if case .approvalResolved(let r) = $0.event { r } else { nil } }
+            let resolved = resolutions(events)
             let log = try await d.ok(["log", id])
-            #expect(resolutions.count == 2 && resolutions.last?.decidedBy.hasPrefix("rule:") == true, "\(resolutions)\n\(log)")
-            let raw = try String(contentsOfFile: d.home + "/sessions/\(id)/raw.jsonl", encoding: .utf8)
+            #expect(resolved.count == 2 && resolved.last?.decidedBy.hasPrefix("rule:") == true, "\(resolved)\n\(log)")
+            let raw = try rawJournal(d, id)
             #expect(!raw.contains(#"\"outcome\":\"selected\",\"optionId\":\"allow_always"#), "Vibe was told allow_once")
         }
     }
@@ -124,15 +124,7 @@ struct VibeEndToEndTests: AcpAgentSuite {
     @Test func survivesADaemonKilledWithSIGKILL() async throws {
         try await withVibe { d in
             let id = try await d.start("[[scenario:bash]] run it", Self.options)
-            let approval = try await d.approval(id)
-            try await d.killDaemon()
-            #expect(try await d.approvals(id).map(\.id) == [approval.id], "the approval is still pending")
-            d.noteDaemon()
-            _ = try await d.ok(["approve", approval.id.rawValue])
-            let events = try await turns(d, id, 1)
-            #expect(d.contents(d.worktree(id) + "/out.txt") == "hi\n")
-            #expect(events.filter { $0.event.kind == "sessionStarted" }.count == 1, "adopted, not resumed")
-            #expect(errors(events).isEmpty, "\(errors(events))")
+            try await expectAnApprovalSurvivesADaemonKilledWithSIGKILL(d, id)
         }
     }
 }

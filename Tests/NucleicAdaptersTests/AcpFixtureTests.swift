@@ -77,26 +77,11 @@ import Testing
     @Test(arguments: fixtures.map(\.name))
     func wholeByteByByteAndRandomChunksGiveTheSameEvents(_ name: String) throws {
         let fixture = try Fixture.named("acp", name)
-        var hostBefore: [[String]] = [[]]
-        for record in fixture.records {
-            switch record.direction {
-            case "out": hostBefore.append([])
-            case "in": hostBefore[hostBefore.count - 1].append(record.line)
-            default: break
-            }
-        }
-        let stream: [UInt8] = fixture.outLines.flatMap { line -> [UInt8] in Array(line.utf8) + [0x0A] }
+        let stream = fixture.outStream
         func decode(_ outputs: [LineFramer.Output]) -> [AgentEvent] {
             let ids = CountingIDs()
             var codec = AcpCodec(makeApprovalID: { ids.make() })
-            var events: [AgentEvent] = []
-            for (index, output) in outputs.enumerated() {
-                for line in hostBefore[index] { events += codec.observeHostLine(Array(line.utf8), now: Self.zero).events }
-                guard case .line(let line) = output else { continue }
-                events += codec.receive(line: line, now: Self.zero).events
-            }
-            for line in hostBefore[outputs.count...].joined() { events += codec.observeHostLine(Array(line.utf8), now: Self.zero).events }
-            return events
+            return fixture.replay(outputs, &codec)
         }
         let expected = replay(fixture)
         var whole = LineFramer()

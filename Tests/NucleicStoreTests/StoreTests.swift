@@ -22,6 +22,17 @@ import Testing
                         offeredScopes: [.exactCommandThisSession], reason: "to look", createdAt: t0)
     }
 
+    /// A store in `dir` with one project and one session of it, the session's handle set as the
+    /// store gave it.
+    static func storeWithSession(in dir: TempFolder) async throws -> (store: Store, project: ProjectRecord, session: SessionRecord) {
+        let store = try await Store.open(path: dir.file("nucleic.db"))
+        let p = project()
+        try await store.insert(p)
+        var s = session(p)
+        s.handle = try await store.insert(s)
+        return (store, p, s)
+    }
+
     @Test func projectsRoundTrip() async throws {
         let dir = TempFolder()
         let store = try await Store.open(path: dir.file("nucleic.db"))
@@ -78,11 +89,7 @@ import Testing
 
     @Test func sessionUpdatesTouchOnlyTheirFields() async throws {
         let dir = TempFolder()
-        let store = try await Store.open(path: dir.file("nucleic.db"))
-        let p = Self.project()
-        try await store.insert(p)
-        var s = Self.session(p)
-        s.handle = try await store.insert(s)
+        let (store, _, s) = try await Self.storeWithSession(in: dir)
         let t1 = Timestamp(millisecondsSince1970: Self.t0.millisecondsSince1970 + 1000)
 
         try await store.update(session: s.id, status: .awaitingApproval, at: t1)
@@ -161,11 +168,7 @@ import Testing
 
     @Test func approvalsResolveOnceAndWithdraw() async throws {
         let dir = TempFolder()
-        let store = try await Store.open(path: dir.file("nucleic.db"))
-        let p = Self.project()
-        try await store.insert(p)
-        var s = Self.session(p)
-        s.handle = try await store.insert(s)
+        let (store, _, s) = try await Self.storeWithSession(in: dir)
         var first = ApprovalRecord(request: Self.request(s), sessionID: s.id)
         var second = ApprovalRecord(request: Self.request(s, tool: "Write"), sessionID: s.id,
                                     createdAt: Timestamp(millisecondsSince1970: Self.t0.millisecondsSince1970 + 1))
@@ -238,11 +241,7 @@ import Testing
 
     @Test func rulesRoundTripWithProvenance() async throws {
         let dir = TempFolder()
-        let store = try await Store.open(path: dir.file("nucleic.db"))
-        let p = Self.project()
-        try await store.insert(p)
-        let s = Self.session(p)
-        try await store.insert(s)
+        let (store, p, s) = try await Self.storeWithSession(in: dir)
         let other = Self.session(p)
         try await store.insert(other)
         let approval = ApprovalRecord(request: Self.request(s), sessionID: s.id)
@@ -267,11 +266,7 @@ import Testing
 
     @Test func todosAreReplacedAsAList() async throws {
         let dir = TempFolder()
-        let store = try await Store.open(path: dir.file("nucleic.db"))
-        let p = Self.project()
-        try await store.insert(p)
-        let s = Self.session(p)
-        try await store.insert(s)
+        let (store, _, s) = try await Self.storeWithSession(in: dir)
         let first = try await store.replaceTodos(session: s.id, [("read the test", true), ("fix it", false)])
         #expect(first.map(\.text) == ["read the test", "fix it"])
         #expect(first.map(\.done) == [true, false])
@@ -316,11 +311,7 @@ import Testing
 
     @Test func concurrentCallersAreSerialized() async throws {
         let dir = TempFolder()
-        let store = try await Store.open(path: dir.file("nucleic.db"))
-        let p = Self.project()
-        try await store.insert(p)
-        let s = Self.session(p)
-        try await store.insert(s)
+        let (store, _, s) = try await Self.storeWithSession(in: dir)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 1...200 {
                 group.addTask { try await store.update(session: s.id, lastSeq: Int64(i)) }

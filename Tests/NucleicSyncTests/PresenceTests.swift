@@ -25,6 +25,10 @@ import Testing
         try await subscribe(watch, foreground: true, requestID: 2)
         #expect(await changes.next() == Presence.Change(sessionID: id, foreground: true))
         try await subscribe(phone, foreground: true, requestID: 3)
+        // Its reply first: otherwise, on a loaded machine, the watch's unsubscribe below can be
+        // served before it and the presence goes false and back to true.
+        var phoneReplies = phone.frames.makeAsyncIterator()
+        while let frame = await phoneReplies.next(), try WireMessages.decodeHost(frame).requestID != 3 {}
         // The second view changes nothing; closing one of two keeps the session looked at.
         try await watch.send(WireMessages.encode(ClientMsg(.unsubscribe(sessionID: id), requestID: 4)))
         var replies = watch.frames.makeAsyncIterator()

@@ -85,6 +85,33 @@ public struct Fixture: Sendable {
         }
         return events
     }
+
+    /// The agent's lines as one byte stream, each ended by a newline: what a framer is fed.
+    public var outStream: [UInt8] { outLines.flatMap { Array($0.utf8) + [0x0A] } }
+
+    /// Replays the agent's lines as a framer cut them from `outStream` (`outputs`) through
+    /// `codec`, each host line observed where the recording has it: the same events as
+    /// `replay(_:)`, whatever the framing.
+    public func replay(_ outputs: [LineFramer.Output], _ codec: inout some AgentCodec) -> [AgentEvent] {
+        // The host lines observed before each agent line.
+        var hostBefore: [[String]] = [[]]
+        for record in records {
+            switch record.direction {
+            case "out": hostBefore.append([])
+            case "in": hostBefore[hostBefore.count - 1].append(record.line)
+            default: break
+            }
+        }
+        var events: [AgentEvent] = []
+        let now = Timestamp(millisecondsSince1970: 0)
+        for (index, output) in outputs.enumerated() {
+            for line in hostBefore[index] { events += codec.observeHostLine(Array(line.utf8), now: now).events }
+            guard case .line(let line) = output else { continue }
+            events += codec.receive(line: line, now: now).events
+        }
+        for line in hostBefore[outputs.count...].joined() { events += codec.observeHostLine(Array(line.utf8), now: now).events }
+        return events
+    }
 }
 
 public struct FixtureError: Error, CustomStringConvertible {
