@@ -34,35 +34,35 @@ import Testing
     }
 
     @Test func aSubscriberReadsAThreeHundredThousandEventBacklogWhole() async throws {
-        let rig = try await RemoteRig.make()
-        defer { Task { await rig.stop() } }
-        let summary = try await Self.storedSession(rig)
-        let session = summary
-        #expect(summary.lastSeq == Self.count)
+        try await RemoteRig.with { rig in
+            let summary = try await Self.storedSession(rig)
+            let session = summary
+            #expect(summary.lastSeq == Self.count)
 
-        // Resubscribing from seq 0 reads every event, each once, in order.
-        let client = try UnixClient.connect(path: rig.root + "/s.sock")
-        defer { client.close() }
-        try await client.send(WireMessages.encode(ClientMsg(.subscribe(sessionID: session.sessionID, sinceSeq: 0, verbosity: .full), requestID: 1)))
-        var expected: Int64 = 1
-        var replied = false
-        var messages = 0
-        for await frame in client.frames {
-            let message = try WireMessages.decodeHost(frame)
-            guard case .events(let id, let events) = message.body, id == session.sessionID else { continue }
-            if message.requestID == 1 { replied = true }
-            #expect(replied, "the reply comes first")
-            messages += 1
-            for event in events {
-                guard event.seq == expected else {
-                    Issue.record("seq \(event.seq) where \(expected) was due")
-                    return
+            // Resubscribing from seq 0 reads every event, each once, in order.
+            let client = try UnixClient.connect(path: rig.root + "/s.sock")
+            defer { client.close() }
+            try await client.send(WireMessages.encode(ClientMsg(.subscribe(sessionID: session.sessionID, sinceSeq: 0, verbosity: .full), requestID: 1)))
+            var expected: Int64 = 1
+            var replied = false
+            var messages = 0
+            for await frame in client.frames {
+                let message = try WireMessages.decodeHost(frame)
+                guard case .events(let id, let events) = message.body, id == session.sessionID else { continue }
+                if message.requestID == 1 { replied = true }
+                #expect(replied, "the reply comes first")
+                messages += 1
+                for event in events {
+                    guard event.seq == expected else {
+                        Issue.record("seq \(event.seq) where \(expected) was due")
+                        return
+                    }
+                    expected += 1
                 }
-                expected += 1
+                if expected > summary.lastSeq { break }
             }
-            if expected > summary.lastSeq { break }
+            #expect(expected == summary.lastSeq + 1, "read up to \(expected - 1) of \(summary.lastSeq)")
+            #expect(messages > 1, "a backlog this long comes in pages")
         }
-        #expect(expected == summary.lastSeq + 1, "read up to \(expected - 1) of \(summary.lastSeq)")
-        #expect(messages > 1, "a backlog this long comes in pages")
     }
 }

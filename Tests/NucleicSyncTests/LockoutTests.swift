@@ -21,46 +21,46 @@ import NucleicTestSupport
     }
 
     @Test func twoHundredSilentConnectionsDoNotKeepADeviceOut() async throws {
-        let rig = try await RemoteRig.make()
-        defer { Task { await rig.stop() } }
-        // The device pairs first, as it would have before the attack.
-        let invite = try await rig.pairing.createInvite(scope: .approve, label: nil, addresses: [])
-        let device = NoiseKeyPair.generate()
-        let paired = try await SwiftClient.pair(uri: invite.uri, deviceKey: device)
-        guard case .welcome = try await paired.hello().body else { Issue.record("no welcome when pairing"); return }
-        paired.close()
-        // 200 connections from the same loopback address say nothing (the handshake timeout,
-        // 30 s, would end them long after this test is done).
-        var silent: [TCPConnection] = []
-        for _ in 0..<200 {
-            if let connection = try? TCPConnection.connect(host: "127.0.0.1", port: rig.port) { silent.append(connection) }
-        }
-        defer { for connection in silent { connection.close() } }
-        #expect(silent.count == 200)
-        // The paired device connects and is served.
-        let client = try await retrying { () async throws -> SwiftClient in
-            let client = try await SwiftClient.connect(port: rig.port, hostKey: rig.pairing.hostKey.publicKey, deviceKey: device)
-            guard case .welcome = try await client.hello().body else {
-                client.close()
-                throw PeerFailure("not welcomed")
+        try await RemoteRig.with { rig in
+            // The device pairs first, as it would have before the attack.
+            let invite = try await rig.pairing.createInvite(scope: .approve, label: nil, addresses: [])
+            let device = NoiseKeyPair.generate()
+            let paired = try await SwiftClient.pair(uri: invite.uri, deviceKey: device)
+            guard case .welcome = try await paired.hello().body else { Issue.record("no welcome when pairing"); return }
+            paired.close()
+            // 200 connections from the same loopback address say nothing (the handshake timeout,
+            // 30 s, would end them long after this test is done).
+            var silent: [TCPConnection] = []
+            for _ in 0..<200 {
+                if let connection = try? TCPConnection.connect(host: "127.0.0.1", port: rig.port) { silent.append(connection) }
             }
-            return client
-        }
-        try await client.send(ClientMsg(.ping, requestID: 2))
-        #expect(try await client.until { $0.requestID == 2 }.body == .pong)
-        client.close()
-        // Beyond its pending budget, the attacker's connections were refused or pushed out.
-        var closed = 0
-        for connection in silent {
-            let ended = await withTaskGroup(of: Bool.self) { group in
-                group.addTask { _ = await connection.ended(); return true }
-                group.addTask { try? await Task.sleep(for: .seconds(2)); return false }
-                let first = await group.next()!
-                group.cancelAll()
-                return first
+            defer { for connection in silent { connection.close() } }
+            #expect(silent.count == 200)
+            // The paired device connects and is served.
+            let client = try await retrying { () async throws -> SwiftClient in
+                let client = try await SwiftClient.connect(port: rig.port, hostKey: rig.pairing.hostKey.publicKey, deviceKey: device)
+                guard case .welcome = try await client.hello().body else {
+                    client.close()
+                    throw PeerFailure("not welcomed")
+                }
+                return client
             }
-            if ended { closed += 1 }
+            try await client.send(ClientMsg(.ping, requestID: 2))
+            #expect(try await client.until { $0.requestID == 2 }.body == .pong)
+            client.close()
+            // Beyond its pending budget, the attacker's connections were refused or pushed out.
+            var closed = 0
+            for connection in silent {
+                let ended = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask { _ = await connection.ended(); return true }
+                    group.addTask { try? await Task.sleep(for: .seconds(2)); return false }
+                    let first = await group.next()!
+                    group.cancelAll()
+                    return first
+                }
+                if ended { closed += 1 }
+            }
+            #expect(closed >= 200 - RemoteServer.Options().maxPendingHandshakesPerAddress, "\(closed) of 200 were closed")
         }
-        #expect(closed >= 200 - RemoteServer.Options().maxPendingHandshakesPerAddress, "\(closed) of 200 were closed")
     }
 }

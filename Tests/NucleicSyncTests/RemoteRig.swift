@@ -85,6 +85,19 @@ final class RemoteRig: @unchecked Sendable {  // fields are set once in make()
         ["op": "connect", "host": "127.0.0.1", "port": port, "hk": pairing.hostKeyText, "static": key]
     }
 
+    /// Runs `body` with a rig made as `make()` does, and stops the rig after it, when it throws
+    /// too (an unstopped rig leaves its session's shim running).
+    static func with(_ body: (RemoteRig) async throws -> Void) async throws {
+        let rig = try await make()
+        do {
+            try await body(rig)
+        } catch {
+            await rig.stop()
+            throw error
+        }
+        await rig.stop()
+    }
+
     func stop() async {
         remote.close()
         server.listener.close()
