@@ -33,11 +33,17 @@ public typealias RuleID = Identifier<RuleTag>
 /// UUIDv7 text generation.
 public enum UUIDv7 {
     public static func make(milliseconds: Int64) -> String {
+        // The 74 random bits from two draws of the system generator (each a getrandom call;
+        // drawing byte by byte made it ten calls an id).
         var rng = SystemRandomNumberGenerator()
+        let random = (rng.next(), rng.next())
         var bytes = [UInt8](repeating: 0, count: 16)
         let ms = UInt64(max(0, milliseconds))
         for i in 0..<6 { bytes[i] = UInt8(truncatingIfNeeded: ms >> (40 - 8 * UInt64(i))) }
-        for i in 6..<16 { bytes[i] = UInt8.random(in: .min ... .max, using: &rng) }
+        for i in 6..<16 {
+            let word = i < 14 ? random.0 : random.1
+            bytes[i] = UInt8(truncatingIfNeeded: word >> (8 * UInt64((i - 6) % 8)))
+        }
         bytes[6] = 0x70 | (bytes[6] & 0x0F)  // version 7
         bytes[8] = 0x80 | (bytes[8] & 0x3F)  // variant 10
         let hex = Array("0123456789abcdef".utf8)

@@ -118,4 +118,17 @@ import NucleicTestSupport
         #expect("89ab".contains(Array(text)[19]))
         #expect(SessionID("ABC") == SessionID("abc"))
     }
+
+    /// Ids made in the same millisecond differ in their 74 random bits: every hex digit after
+    /// the timestamp takes many values over many ids (a byte left unfilled would stay constant).
+    @Test func idsOfOneMillisecondAreDistinctInEveryRandomDigit() {
+        let now = Timestamp(millisecondsSince1970: 1_790_000_000_000)
+        let ids = (0..<10_000).map { _ in ApprovalID.make(now: now).rawValue }
+        #expect(Set(ids).count == ids.count)
+        let digits = ids.map { Array($0) }
+        for position in [15, 16, 17, 20, 21, 22, 24, 28, 32, 35] {
+            #expect(Set(digits.map { $0[position] }).count >= 15, "hex digit \(position)")
+        }
+        #expect(Set(digits.map { $0[19] }) == ["8", "9", "a", "b"], "the variant's digit")
+    }
 }
