@@ -40,6 +40,12 @@ import Testing
         var environment = ProcessInfo.processInfo.environment
         environment["NUCLEIC_HOME"] = root + "/home"
         environment["HOME"] = root
+        // The checkout may sit where that user cannot read (a clone in a private temporary
+        // folder): the manifests it needs go beside its home.
+        let checkout = Fixture.root.deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: root + "/resources/Fixtures", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: checkout + "/Adapters", toPath: root + "/resources/Adapters")
+        environment["NUCLEIC_RESOURCES"] = root + "/resources"
         let daemon = try ChildProcess.spawn(
             executable: "/usr/bin/setpriv",
             arguments: ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", NucleicBinary.path, "serve"],
