@@ -126,19 +126,9 @@ import NucleicProtocol
 
     @Test func randomDamageGivesWhatTheFullParseGives() {
         var random = FastPathRandom(seed: 20)
-        let alphabet = Array(#"{}[]:,"\ u0123456789abcdefnulltruefalse-+.eE"#.utf8) + [0x01, 0x7F, 0x80, 0xC3, 0xA9, 0xFF, 0x0A]
         var batch: [[UInt8]] = Self.start.map { Array($0.utf8) }
         for round in 0..<20_000 {
-            var bytes = Array(Self.lines[round % 12].utf8)
-            for _ in 0..<(1 + Int(random.next() % 3)) {
-                let at = Int(random.next() % UInt64(bytes.count))
-                switch random.next() % 3 {
-                case 0: bytes[at] = alphabet[Int(random.next() % UInt64(alphabet.count))]
-                case 1: bytes.remove(at: at)
-                default: bytes.insert(alphabet[Int(random.next() % UInt64(alphabet.count))], at: at)
-                }
-            }
-            batch.append(bytes)
+            batch.append(random.damaged(Self.lines[round % 12]))
         }
         expectSameOutputs(batch, "damaged")
     }
@@ -242,18 +232,9 @@ import NucleicProtocol
 
     @Test func randomDamageAgreesAndGivesWhatTheFullParseGives() {
         var random = FastPathRandom(seed: 21)
-        let alphabet = Array(#"{}[]:,"\ u0123456789abcdefnulltruefalse-+.eE"#.utf8) + [0x01, 0x7F, 0x80, 0xC3, 0xA9, 0xFF, 0x0A]
         var batch: [[UInt8]] = ClaudeDeltaFastPathTests.start.map { Array($0.utf8) }
         for round in 0..<20_000 {
-            var bytes = Array(Self.claudeLines[round % Self.claudeLines.count].utf8)
-            for _ in 0..<(1 + Int(random.next() % 3)) {
-                let at = Int(random.next() % UInt64(bytes.count))
-                switch random.next() % 3 {
-                case 0: bytes[at] = alphabet[Int(random.next() % UInt64(alphabet.count))]
-                case 1: bytes.remove(at: at)
-                default: bytes.insert(alphabet[Int(random.next() % UInt64(alphabet.count))], at: at)
-                }
-            }
+            let bytes = random.damaged(Self.claudeLines[round % Self.claudeLines.count])
             Self.expectAgreement(bytes)
             batch.append(bytes)
         }
@@ -307,6 +288,23 @@ import NucleicProtocol
 struct FastPathRandom {
     var state: UInt64
     init(seed: UInt64) { state = seed }
+
+    /// Bytes JSON is made of, and some that break UTF-8 or a line.
+    static let damage = Array(#"{}[]:,"\ u0123456789abcdefnulltruefalse-+.eE"#.utf8) + [0x01, 0x7F, 0x80, 0xC3, 0xA9, 0xFF, 0x0A]
+
+    /// `line` with one to three bytes replaced, removed or inserted at random places.
+    mutating func damaged(_ line: String) -> [UInt8] {
+        var bytes = Array(line.utf8)
+        for _ in 0..<(1 + Int(next() % 3)) {
+            let at = Int(next() % UInt64(bytes.count))
+            switch next() % 3 {
+            case 0: bytes[at] = Self.damage[Int(next() % UInt64(Self.damage.count))]
+            case 1: bytes.remove(at: at)
+            default: bytes.insert(Self.damage[Int(next() % UInt64(Self.damage.count))], at: at)
+            }
+        }
+        return bytes
+    }
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
