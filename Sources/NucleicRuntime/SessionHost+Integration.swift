@@ -100,6 +100,7 @@ extension SessionHost {
             await entry.session.mark(.integrated)
             entry.storage.close()
             live[id] = nil
+            forgetAwaitingPerson(id)
         }
         statuses[id] = nil
         if !keep {

@@ -132,8 +132,20 @@ extension SessionHost {
 
     /// Answers an approval; the first valid answer wins (`alreadyResolved` names who answered).
     /// An "always" answer (allowAlways, or a deny with `denyAlways`) also stores a rule.
+    ///
+    /// An approval this host put to a person, of a session that runs here, goes to its session
+    /// at once (its broker judges the answer); any other is looked up in the store first, for
+    /// the words of a refusal.
     public func respond(_ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String?,
                         denyAlways: ApprovalScope? = nil) async throws(SessionError) {
+        if let sessionID = awaitingPerson[approvalID], let session = live[sessionID]?.session {
+            do {
+                try await answer(session, approvalID, decision, decidedBy: decidedBy, label: label, denyAlways: denyAlways)
+                return
+            } catch where error.code == .notFound {
+                awaitingPerson[approvalID] = nil  // the session no longer has it: the store says what became of it
+            }
+        }
         let record: ApprovalRecord
         do {
             guard let found = try await store.approval(id: approvalID) else { throw SessionError(.notFound, "no approval \(approvalID)") }
@@ -152,6 +164,13 @@ extension SessionHost {
         guard let session = live[record.sessionID]?.session else {
             throw SessionError(.notReady, "session \(record.sessionID)'s agent is not running")
         }
+        try await answer(session, approvalID, decision, decidedBy: decidedBy, label: label, denyAlways: denyAlways)
+    }
+
+    /// Gives a pending approval's answer to its session; a race lost to an answer the store has
+    /// not recorded yet is reported with the winning answer once it has.
+    private func answer(_ session: Session, _ approvalID: ApprovalID, _ decision: Decision, decidedBy: String, label: String?,
+                        denyAlways: ApprovalScope?) async throws(SessionError) {
         do {
             if let rule = try await session.respond(approvalID, decision, decidedBy: decidedBy, label: label, denyAlways: denyAlways) {
                 await persist(rule)
@@ -234,6 +253,7 @@ extension SessionHost {
             await entry.session.stop()
             entry.storage.close()
             live[id] = nil
+            forgetAwaitingPerson(id)
         }
         statuses[id] = nil
         var snapshot: String?
@@ -293,6 +313,7 @@ extension SessionHost {
             entry.storage.close()
             live[id] = nil
         }
+        awaitingPerson = [:]
         releaseAllRecordedWaiters()
         for listener in listeners.values { listener.finish() }
         listeners = [:]

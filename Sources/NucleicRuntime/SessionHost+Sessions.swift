@@ -107,6 +107,7 @@ extension SessionHost {
             session = try Session(id: id, backend: codecName, codec: codec, storage: storage, status: status, approvals: approvals, rules: ruleBook)
         } catch { throw SessionError(.internalError, "opening session \(id)'s files: \(error)") }
         live[id] = Live(session: session, storage: storage, launch: launch, options: options)
+        forgetAwaitingPerson(id)  // a resumed session's broker starts afresh
         lastActivity[id] = .now
         // Subscribed before the agent starts: an event recorded earlier would never reach the
         // store (the session would stay `queued` there) nor any listener.
@@ -154,6 +155,11 @@ extension SessionHost {
     /// pays one commit and one trip to the store's thread per batch, not several per event),
     /// then tells the listeners: the events first, then what they mean (an approval to answer, a
     /// new summary), so a client never sees an approval before the event that carries it.
+    /// Drops what `awaitingPerson` holds of session `id` (it left `live`, or a new agent took it).
+    func forgetAwaitingPerson(_ id: SessionID) {
+        awaitingPerson = awaitingPerson.filter { $0.value != id }
+    }
+
     func record(_ id: SessionID, _ events: [SequencedEvent]) async {
         lastActivity[id] = .now
         // A store that cannot write (the disk is full) is waited for, not skipped: the session's
@@ -202,8 +208,12 @@ extension SessionHost {
                 guard !answered else { break }
                 request.sessionID = id
                 request.handle = handle
+                awaitingPerson[request.id] = id
                 notify(.approvalRequested(request))
+            case .approvalWithdrawn(let approvalID, _):
+                awaitingPerson[approvalID] = nil
             case .approvalResolved(let resolution):
+                awaitingPerson[resolution.approvalID] = nil
                 if !recorded.failures.contains(where: { $0.seq == event.seq }) { notify(.approvalResolved(id, resolution)) }
             case .statusChanged(let status, _):
                 statuses[id] = status

@@ -75,6 +75,9 @@ public actor SessionHost: SessionService {
     var diffRefreshPending: Set<SessionID> = []
     /// The last seq of each session mirrored into the store (shutdown waits for it to catch up).
     var recordedSeq: [SessionID: Int64] = [:]
+    /// The approvals of live sessions put to a person and not yet answered or withdrawn, with
+    /// their session: an answer to one goes to its session without a store lookup.
+    var awaitingPerson: [ApprovalID: SessionID] = [:]
     var listeners: [Int: AsyncStream<Notification>.Continuation] = [:]
     var nextListener = 0
     /// Journal readers held back until the store has caught up (backpressure).

@@ -16,9 +16,11 @@ public import NucleicProtocol
 public struct ApprovalBroker: Sendable {
     public let sessionID: SessionID
     public let projectID: ProjectID?
-    /// The session's worktree: paths are judged against it.
+    /// The session's worktree: paths are judged against it, resolved once, when the broker is
+    /// made (a link put in its place later does not move what counts as inside).
     public let worktree: String
-    public var classifier: RiskClassifier
+    public let classifier: RiskClassifier
+    private let resolver: PathResolver
     /// How long a request may wait for a person; nil (the default) waits forever.
     public var timeout: Duration?
     public private(set) var machines: [ApprovalID: ApprovalStateMachine] = [:]
@@ -30,6 +32,7 @@ public struct ApprovalBroker: Sendable {
         self.projectID = projectID
         self.worktree = worktree
         self.classifier = classifier
+        self.resolver = classifier.resolver(worktree: worktree)
         self.timeout = timeout
     }
 
@@ -74,7 +77,7 @@ public struct ApprovalBroker: Sendable {
     /// the codec put on the request; a request without one is judged by its tool name alone.
     public func classify(_ request: ApprovalRequest) -> Classification {
         let kind: ToolKind = request.question != nil ? .question : request.toolKind ?? .other
-        let classification = classifier.classify(toolName: request.toolName, toolKind: kind, input: request.input, worktree: worktree)
+        let classification = classifier.classify(toolName: request.toolName, toolKind: kind, input: request.input, resolver: resolver)
         guard request.risk >= .network else { return classification }
         return classification.raising(to: request.risk, reason: "the agent says this needs \(request.risk.rawValue) access")
     }

@@ -24,7 +24,17 @@ public struct RiskClassifier: Sendable {
 
     /// The risk of calling `toolName` with `input` in a session whose worktree is `worktree`.
     public func classify(toolName: String, toolKind: ToolKind, input: JSONValue, worktree: String) -> Classification {
-        let resolver = PathResolver(fileSystem: fileSystem, worktree: worktree)
+        classify(toolName: toolName, toolKind: toolKind, input: input, resolver: resolver(worktree: worktree))
+    }
+
+    /// The resolver `classify` judges paths with for `worktree` (which it resolves, link by link):
+    /// made once per session, it saves resolving the worktree again for every request.
+    public func resolver(worktree: String) -> PathResolver {
+        PathResolver(fileSystem: fileSystem, worktree: worktree)
+    }
+
+    /// The risk of calling `toolName` with `input`, paths judged by `resolver` (its worktree).
+    public func classify(toolName: String, toolKind: ToolKind, input: JSONValue, resolver: PathResolver) -> Classification {
         let family = ToolFamily(toolName: toolName, toolKind: toolKind, input: input)
         var result = Classification(toolName: toolName, family: family, risk: .readOnly, reasons: [], parts: [],
                                     worktree: resolver.worktree, home: resolver.home)
