@@ -252,40 +252,9 @@ extension JSONParser {
         var parser = JSONParser(buffer)
         parser.skipWhitespace()
         guard parser.index < parser.end, parser.byte(at: parser.index) == UInt8(ascii: "{") else { return try parse(buffer: buffer) }
-        let value = try parser.parseObject(skipping: name)
+        let value = JSONValue.object(try parser.parseObject(depth: 1, skipping: name))
         parser.skipWhitespace()
         guard parser.index == parser.end else { throw parser.error("trailing characters after the value") }
         return value
-    }
-
-    /// `parseObject(depth: 1)` with the members named `name` skipped.
-    private mutating func parseObject(skipping name: String) throws(JSONParseError) -> JSONValue {
-        index += 1  // {
-        let first = entries.count
-        skipWhitespace()
-        if index < end, byte(at: index) == UInt8(ascii: "}") { index += 1; return .object(JSONObject()) }
-        while true {
-            skipWhitespace()
-            guard index < end, byte(at: index) == UInt8(ascii: "\"") else { throw error("expected a string key") }
-            let key = try parseKey()
-            skipWhitespace()
-            guard index < end, byte(at: index) == UInt8(ascii: ":") else { throw error("expected ':'") }
-            index += 1
-            skipWhitespace()
-            if key == name {
-                try skip(depth: 1)
-            } else {
-                let value = try parseValue(depth: 1)
-                entries.push(JSONObject.Entry(key, value))
-            }
-            skipWhitespace()
-            guard index < end else { throw error("unexpected end of input in object") }
-            let c = byte(at: index)
-            index += 1
-            if c == UInt8(ascii: ",") { continue }
-            if c == UInt8(ascii: "}") { return .object(JSONObject(entries.popArray(from: first))) }
-            index -= 1
-            throw error("expected ',' or '}'")
-        }
     }
 }

@@ -103,7 +103,9 @@ public struct JSONParser: ~Copyable {
         index += count
     }
 
-    private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONObject {
+    /// An object at nesting `depth`; its members named `skipping` (when given) are checked and
+    /// left out, never built.
+    mutating func parseObject(depth: Int, skipping name: String? = nil) throws(JSONParseError) -> JSONObject {
         guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth)") }
         index += 1  // {
         let first = entries.count
@@ -117,8 +119,12 @@ public struct JSONParser: ~Copyable {
             guard index < end, byte(at: index) == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            let value = try parseValue(depth: depth)
-            entries.push(JSONObject.Entry(key, value))
+            if let name, key == name {
+                try skip(depth: depth)
+            } else {
+                let value = try parseValue(depth: depth)
+                entries.push(JSONObject.Entry(key, value))
+            }
             skipWhitespace()
             guard index < end else { throw error("unexpected end of input in object") }
             let c = byte(at: index)

@@ -18,16 +18,7 @@ import Testing
 
         @discardableResult
         func run(_ arguments: [String]) async throws -> String {
-            let process = try ChildProcess.spawn(executable: "tmux", arguments: ["-L", socket, "-f", "/dev/null"] + arguments)
-            process.closeStdin()
-            async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
-            async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
-            let (o, e) = await (out, err)
-            let status = await process.wait()
-            guard status == .exited(0) else {
-                throw PeerError("tmux \(arguments.joined(separator: " ")): \(status): \(String(decoding: e, as: UTF8.self))")
-            }
-            return String(decoding: o, as: UTF8.self)
+            try await Tool.run("tmux", ["-L", socket, "-f", "/dev/null"] + arguments)
         }
 
         /// Starts `command` (shell words) in a new detached session; the pane stays after it exits.

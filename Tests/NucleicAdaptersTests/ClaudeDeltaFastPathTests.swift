@@ -1,6 +1,7 @@
 import Testing
 @testable import NucleicAdapters
 import NucleicProtocol
+import NucleicTestSupport
 
 /// The delta fast path (`ClaudeCodec.streamDelta`) against the full parse (`receiveParsed`): two
 /// codecs fed the same lines, one each way, must give the same output for every line, whatever
@@ -125,7 +126,7 @@ import NucleicProtocol
     }
 
     @Test func randomDamageGivesWhatTheFullParseGives() {
-        var random = FastPathRandom(seed: 20)
+        var random = SeededGenerator(seed: 20)
         var batch: [[UInt8]] = Self.start.map { Array($0.utf8) }
         for round in 0..<20_000 {
             batch.append(random.damaged(Self.lines[round % 12]))
@@ -231,7 +232,7 @@ import NucleicProtocol
     }
 
     @Test func randomDamageAgreesAndGivesWhatTheFullParseGives() {
-        var random = FastPathRandom(seed: 21)
+        var random = SeededGenerator(seed: 21)
         var batch: [[UInt8]] = ClaudeDeltaFastPathTests.start.map { Array($0.utf8) }
         for round in 0..<20_000 {
             let bytes = random.damaged(Self.claudeLines[round % Self.claudeLines.count])
@@ -285,10 +286,7 @@ import NucleicProtocol
 }
 
 /// SplitMix64: a seeded generator, the same sequence on every machine.
-struct FastPathRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
+extension SeededGenerator {
     /// Bytes JSON is made of, and some that break UTF-8 or a line.
     static let damage = Array(#"{}[]:,"\ u0123456789abcdefnulltruefalse-+.eE"#.utf8) + [0x01, 0x7F, 0x80, 0xC3, 0xA9, 0xFF, 0x0A]
 
@@ -304,12 +302,5 @@ struct FastPathRandom {
             }
         }
         return bytes
-    }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

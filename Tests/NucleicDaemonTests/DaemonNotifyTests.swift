@@ -10,6 +10,25 @@ import Testing
 /// The notifier in a daemon run in this process: a replay session's approval reaches the desktop
 /// (python-dbusmock on a private session bus), and the desktop's Allow answers it.
 @Suite(.serialized) struct DaemonNotifyTests {
+    /// Adds the base's repository as project "shop" and starts the replay session whose Bash
+    /// call waits for a person (claude/tool-allow.jsonl); its summary.
+    static func startAskingSession(_ client: inout SocketClient, _ base: DaemonTests) async throws -> SessionSummary {
+        _ = try await client.call(.addProject(path: base.root + "/shop", name: "shop"))
+        let start = ClientMsg.StartSession(prompt: "Make the greeting file", backend: "replay",
+                                           fixture: Fixture.root.appendingPathComponent("claude/tool-allow.jsonl").path)
+        guard case .sessionCreated(let summary) = try await client.call(.startSession(start)) else { throw PeerFailure("no session") }
+        return summary
+    }
+
+    /// The desktop's first `Notify` call, waiting up to 10 s; nil if none came.
+    static func firstNotify(_ desktop: DesktopPeer) async throws -> String? {
+        for _ in 0..<200 {
+            if let notify = desktop.calls().first(where: { $0.hasPrefix("Notify ") }) { return notify }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
     /// The session's approval resolution once there is one (a cold subscribe every 50 ms, up to
     /// 10 s); nil if none came.
     static func resolution(of session: SessionID, _ client: inout SocketClient) async throws -> ApprovalResolution? {
@@ -37,18 +56,9 @@ import Testing
         let socket = try #require(await daemon.waitUntilServing())
         var client = try SocketClient(path: socket)
         _ = try await client.call(.hello(protocolVersion: 1, client: "test"))
-        _ = try await client.call(.addProject(path: base.root + "/shop", name: "shop"))
-        let start = ClientMsg.StartSession(prompt: "Make the greeting file", backend: "replay",
-                                           fixture: Fixture.root.appendingPathComponent("claude/tool-allow.jsonl").path)
-        guard case .sessionCreated(let summary) = try await client.call(.startSession(start)) else { Issue.record("no session"); return }
+        let summary = try await Self.startAskingSession(&client, base)
 
-        var notify: String?
-        for _ in 0..<200 {
-            notify = desktop.calls().first { $0.hasPrefix("Notify ") }
-            if notify != nil { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        let shown = try #require(notify, "no desktop notification; calls: \(desktop.calls())")
+        let shown = try #require(try await Self.firstNotify(desktop), "no desktop notification; calls: \(desktop.calls())")
         #expect(shown.hasPrefix(#"Notify "Nucleic" 0 "" "shop · "#) && shown.contains(#"["allow", "Allow", "deny", "Deny"] {"urgency": 2} 0"#),
                 "\(shown)")
         #expect(shown.contains("\"needs approval: Bash, risk "), "\(shown)")
@@ -81,11 +91,8 @@ import Testing
         let running = Task { try await first.run() }
         var client = try SocketClient(path: try #require(await first.waitUntilServing()))
         _ = try await client.call(.hello(protocolVersion: 1, client: "test"))
-        _ = try await client.call(.addProject(path: base.root + "/shop", name: "shop"))
-        let start = ClientMsg.StartSession(prompt: "Make the greeting file", backend: "replay",
-                                           fixture: Fixture.root.appendingPathComponent("claude/tool-allow.jsonl").path)
-        guard case .sessionCreated(let summary) = try await client.call(.startSession(start)) else { Issue.record("no session"); return }
-        for _ in 0..<200 where !desktop.calls().contains(where: { $0.hasPrefix("Notify ") }) { try await Task.sleep(for: .milliseconds(50)) }
+        let summary = try await Self.startAskingSession(&client, base)
+        _ = try await Self.firstNotify(desktop)
         #expect(desktop.calls().filter { $0.hasPrefix("Notify ") }.count == 1, "\(desktop.calls())")
         // The saved alerts say the desktop has it before the daemon goes.
         for _ in 0..<100 {
@@ -132,10 +139,7 @@ import Testing
         let running = Task { try await daemon.run() }
         var client = try SocketClient(path: try #require(await daemon.waitUntilServing()))
         _ = try await client.call(.hello(protocolVersion: 1, client: "test"))
-        _ = try await client.call(.addProject(path: base.root + "/shop", name: "shop"))
-        let start = ClientMsg.StartSession(prompt: "Make the greeting file", backend: "replay",
-                                           fixture: Fixture.root.appendingPathComponent("claude/tool-allow.jsonl").path)
-        guard case .sessionCreated = try await client.call(.startSession(start)) else { Issue.record("no session"); return }
+        _ = try await Self.startAskingSession(&client, base)
         var pending: [ApprovalRequest] = []
         for _ in 0..<200 where pending.isEmpty {
             if case .approvalList(let list) = try await client.call(.listApprovals) { pending = list }

@@ -58,15 +58,8 @@ import Testing
         let deviceID = try #require(paired.deviceID)
         #expect(try String(contentsOfFile: base.home + "/notify/push.json", encoding: .utf8).contains(deviceID.rawValue))
 
-        _ = try await client.call(.addProject(path: base.root + "/shop", name: "shop"))
-        let start = ClientMsg.StartSession(prompt: "Make the greeting file", backend: "replay",
-                                           fixture: Fixture.root.appendingPathComponent("claude/tool-allow.jsonl").path)
-        guard case .sessionCreated(let summary) = try await client.call(.startSession(start)) else { Issue.record("no session"); return }
-        var notify: String?
-        for _ in 0..<200 where notify == nil {
-            notify = desktop.calls().first { $0.hasPrefix("Notify ") }
-            if notify == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        let summary = try await DaemonNotifyTests.startAskingSession(&client, base)
+        let notify = try await DaemonNotifyTests.firstNotify(desktop)
         let shownAt = ContinuousClock.now
         #expect(notify != nil, "the desktop first: \(desktop.calls())")
         #expect(try push.requests().isEmpty, "nothing to the phone before the grace")
@@ -153,10 +146,7 @@ import Testing
         let token = String(repeating: "c0", count: 32)
         #expect(await phone.registerPush(.apns(token: token)) == .done)
 
-        _ = try await client.call(.addProject(path: base.root + "/shop", name: "shop"))
-        let start = ClientMsg.StartSession(prompt: "Make the greeting file", backend: "replay",
-                                           fixture: Fixture.root.appendingPathComponent("claude/tool-allow.jsonl").path)
-        guard case .sessionCreated(let summary) = try await client.call(.startSession(start)) else { Issue.record("no session"); return }
+        let summary = try await DaemonNotifyTests.startAskingSession(&client, base)
         var requests: [[String: Any]] = []
         for _ in 0..<200 where requests.isEmpty {
             requests = try apns.requests()

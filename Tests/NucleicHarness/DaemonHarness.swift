@@ -278,14 +278,24 @@ public final class DaemonHarness: @unchecked Sendable {  // set up in make(); `d
 public enum Git {
     @discardableResult
     public static func run(_ arguments: [String], in directory: String) async throws -> String {
-        let process = try ChildProcess.spawn(executable: "git", arguments: arguments, workingDirectory: directory)
+        try await Tool.run("git", arguments, in: directory)
+    }
+}
+
+/// A command-line tool (git, tmux) run to its end as a real child process.
+public enum Tool {
+    /// Its stdout; an error with its status and stderr unless it exits 0.
+    @discardableResult
+    public static func run(_ executable: String, _ arguments: [String], in directory: String? = nil) async throws -> String {
+        let process = try ChildProcess.spawn(executable: executable, arguments: arguments, workingDirectory: directory)
         process.closeStdin()
         async let out: [UInt8] = process.stdout.reduce(into: []) { $0 += $1 }
         async let err: [UInt8] = process.stderr.reduce(into: []) { $0 += $1 }
         let (o, e) = await (out, err)
         let status = await process.wait()
         guard status == .exited(0) else {
-            throw PeerError("git \(arguments.joined(separator: " ")) in \(directory): \(status): \(String(decoding: e, as: UTF8.self))")
+            let place = directory.map { " in \($0)" } ?? ""
+            throw PeerError("\(executable) \(arguments.joined(separator: " "))\(place): \(status): \(String(decoding: e, as: UTF8.self))")
         }
         return String(decoding: o, as: UTF8.self)
     }

@@ -1,3 +1,4 @@
+import NucleicTestSupport
 import Testing
 import NucleicProtocol
 
@@ -31,7 +32,7 @@ import NucleicProtocol
     }
 
     @Test func randomTextsAreAcceptedAlike() {
-        var random = Generator(seed: 7)
+        var random = SeededGenerator(seed: 7)
         let alphabet = Array(#"{}[]:,"\ u0123456789abcdefnulltruefalse-+.eE"#.utf8) + [0x01, 0x80, 0xC3, 0xA9, 0xFF, 0x0A, 0x20]
         let seeds = [#"{"a":[1,2.5,{"b":"c\n"}],"d":null,"e":true}"#, #"[{"x":"\u00e9"},-1e9,false]"#, #""s\"t""#]
         for round in 0..<30_000 {
@@ -53,7 +54,7 @@ import NucleicProtocol
     /// (valid, truncated, bad hex, surrogates whole, lone and half-written), raw bytes and quotes,
     /// the reader accepts exactly what `parse` accepts, alone and as members and elements.
     @Test func escapedStringsAreAcceptedAlike() {
-        var random = Generator(seed: 11)
+        var random = SeededGenerator(seed: 11)
         let pieces = [#"\""#, #"\\"#, #"\/"#, #"\b"#, #"\f"#, #"\n"#, #"\r"#, #"\t"#, #"\u0041"#, #"\u00e9"#, #"\uD83D"#, #"\ude00"#,
                       #"\ud800"#, #"\uDBFF\uDFFF"#, #"\u12"#, #"\u12g4"#, #"\uG000"#, #"\x"#, #"\'"#, #"\"#, #"\u"#, "\\\u{01}", "\\\u{E9}",
                       "a", "é", "😀", "\u{01}", "\t", #"""#, " ", "0", "f", "D8", "u"]
@@ -77,59 +78,38 @@ import NucleicProtocol
         #expect(Self.skips(notUTF8) && Self.parses(notUTF8))
     }
 
+    /// Members `s` (a string), `i` (an integer) and whether `k` is the string "kind", read with
+    /// the reader; every other member skipped.
+    static func readFields(_ bytes: [UInt8]) -> (String, Int64, Bool)? {
+        bytes.withUnsafeBufferPointer { buffer in
+            JSONParser.read(buffer) { (reader: inout JSONParser) throws(JSONParser.ReadRefused) -> (String, Int64, Bool)? in
+                try reader.enterObject(depth: 1)
+                var first = true
+                var s = "", i: Int64 = 0, k = false
+                while let key = try reader.nextKey(first: &first) {
+                    switch String(decoding: key, as: UTF8.self) {
+                    case "s": s = try reader.readString()
+                    case "i": i = try reader.readInt()
+                    case "k": k = reader.consumeString("kind")
+                    default: try reader.skipValue(depth: 1)
+                    }
+                }
+                return (s, i, k)
+            }
+        }
+    }
+
     @Test func readsFieldsAsParseBuildsThem() throws {
         let text = #"{"s":"caf\u00e9 \ud83d\ude00\n","i":-42,"k":"kind","skip":[{"x":1}],"t\u0079pe":1}"#
         let parsed = try JSONParser.parse(text)
         let bytes = Array(text.utf8)
-        let read = bytes.withUnsafeBufferPointer { buffer in
-            JSONParser.read(buffer) { (reader: inout JSONParser) throws(JSONParser.ReadRefused) -> (String, Int64, Bool)? in
-                try reader.enterObject(depth: 1)
-                var first = true
-                var s = "", i: Int64 = 0, k = false
-                while let key = try reader.nextKey(first: &first) {
-                    switch String(decoding: key, as: UTF8.self) {
-                    case "s": s = try reader.readString()
-                    case "i": i = try reader.readInt()
-                    case "k": k = reader.consumeString("kind")
-                    default: try reader.skipValue(depth: 1)
-                    }
-                }
-                return (s, i, k)
-            }
-        }
+        let read = Self.readFields(bytes)
         // The escaped key is refused: the caller reads the text with `parse` instead.
         #expect(read == nil)
         let plain = Array(#"{"s":"caf\u00e9 \ud83d\ude00\n","i":-42,"k":"kind","skip":[{"x":1}]}"#.utf8)
-        let again = plain.withUnsafeBufferPointer { buffer in
-            JSONParser.read(buffer) { (reader: inout JSONParser) throws(JSONParser.ReadRefused) -> (String, Int64, Bool)? in
-                try reader.enterObject(depth: 1)
-                var first = true
-                var s = "", i: Int64 = 0, k = false
-                while let key = try reader.nextKey(first: &first) {
-                    switch String(decoding: key, as: UTF8.self) {
-                    case "s": s = try reader.readString()
-                    case "i": i = try reader.readInt()
-                    case "k": k = reader.consumeString("kind")
-                    default: try reader.skipValue(depth: 1)
-                    }
-                }
-                return (s, i, k)
-            }
-        }
+        let again = Self.readFields(plain)
         #expect(again?.0 == parsed["s"]?.stringValue)
         #expect(again?.1 == parsed["i"]?.intValue)
         #expect(again?.2 == true)
-    }
-
-    struct Generator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }
